@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * main.c - ncclsim entry point: the subcommand table, help and version.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef NSIM_VERSION
+#define NSIM_VERSION "0.1.0"
+#endif
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+const nsim_cmd nsim_cli_commands[] = {
+    {"topo", "check|show FILE",
+     "check a topology, or show its devices, links and GPU routes",
+     "ncclsim topo check FILE   validate FILE; prints a one-line summary\n"
+     "ncclsim topo show FILE    devices, links, and the route between every\n"
+     "                          pair of GPUs (path type, hops, bandwidth,\n"
+     "                          equal-cost paths)\n"
+     "FILE is a JSON topology (format \"ncclsim-topology\", see README).\n",
+     nsim_cmd_topo},
+    {"version", "", "print the version", "ncclsim version\n", cmd_version},
+    {"help", "[COMMAND]", "general help, or help on one command",
+     "ncclsim help [COMMAND]\n", cmd_help},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static const nsim_cmd *find_cmd(const char *name)
+{
+    for (const nsim_cmd *c = nsim_cli_commands; c->name != NULL; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static void print_usage(FILE *f)
+{
+    fprintf(f, "usage: ncclsim COMMAND [ARGS]\n\n"
+               "ncclsim simulates NCCL collectives over channels and queue "
+               "pairs.\n\ncommands:\n");
+    for (const nsim_cmd *c = nsim_cli_commands; c->name != NULL; c++)
+        fprintf(f, "  %-8s %-22s %s\n", c->name, c->args, c->summary);
+    fprintf(f, "\nncclsim help COMMAND shows the options of one command.\n");
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1)
+        return nsim_cli_usage("version", "takes no arguments");
+    printf("ncclsim %s\n", NSIM_VERSION);
+    return NSIM_EXIT_OK;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc > 2)
+        return nsim_cli_usage("help", "takes at most one command name");
+    if (argc == 1) {
+        print_usage(stdout);
+        return NSIM_EXIT_OK;
+    }
+    const nsim_cmd *c = find_cmd(argv[1]);
+    if (c == NULL)
+        return nsim_cli_usage("help", "no command named '%s'", argv[1]);
+    printf("%s", c->help);
+    return NSIM_EXIT_OK;
+}
+
+int nsim_cli_fail(const nsim_err *err)
+{
+    fprintf(stderr, "ncclsim: %s\n",
+            err->msg[0] ? err->msg : nsim_strerror(err->code));
+    return NSIM_EXIT_ERR;
+}
+
+int nsim_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "ncclsim %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see: ncclsim help %s)\n", cmd);
+    return NSIM_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return NSIM_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cmd_help(1, argv + 1);
+    if (strcmp(argv[1], "--version") == 0)
+        return cmd_version(1, argv + 1);
+    const nsim_cmd *c = find_cmd(argv[1]);
+    if (c == NULL) {
+        fprintf(stderr, "ncclsim: unknown command '%s'\n", argv[1]);
+        print_usage(stderr);
+        return NSIM_EXIT_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * topo.c - topology tables, validation, names and the route search (see
+ * topo.h). The JSON reader and writer are in topo_json.c.
+ *
+ * Route search: for each class of path in NCCL's order of preference a
+ * breadth-first search runs over the links and transit devices that class
+ * allows; the first class that reaches the destination wins. The BFS
+ * layers give every fewest-hop path; those with the best bottleneck
+ * bandwidth are kept, up to NSIM_ROUTE_MAX_PATHS.
+ */
+#include "topo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct route_entry {
+    uint32_t src, dst;
+    nsim_route *route; /* NULL: slot empty */
+} route_entry;
+
+struct nsim_topo {
+    char name[NSIM_NAME_MAX];
+    nsim_device *devs;
+    uint32_t ndevs, devs_cap;
+    nsim_link *links;
+    uint32_t nlinks, links_cap;
+    /* adjacency, built by finalize */
+    uint32_t *out_start; /* ndevs + 1 */
+    uint32_t *out_links;
+    uint32_t *rank_dev;
+    uint32_t nranks, nhosts;
+    int finalized;
+    /* route cache: open addressing on (src, dst) */
+    route_entry *routes;
+    uint32_t routes_cap, routes_len;
+    /* BFS scratch */
+    uint32_t *dist, *queue;
+};
+
+static const char *const dev_type_names[NSIM_DEV__COUNT] = {
+    "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "switch",
+};
+static const char *const link_type_names[NSIM_LINK__COUNT] = {
+    "nvlink", "pcie", "c2c", "sys", "ib", "roce", "eth",
+};
+static const char *const path_type_names[NSIM_PATH__COUNT] = {
+    "LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS",
+    "NET", "DIS",
+};
+
+const char *nsim_dev_type_name(nsim_dev_type t)
+{
+    return (unsigned)t < NSIM_DEV__COUNT ? dev_type_names[t] : "?";
+}
+const char *nsim_link_type_name(nsim_link_type t)
+{
+    return (unsigned)t < NSIM_LINK__COUNT ? link_type_names[t] : "?";
+}
+const char *nsim_path_type_name(nsim_path_type t)
+{
+    return (unsigned)t < NSIM_PATH__COUNT ? path_type_names[t] : "?";
+}
+
+int nsim_dev_type_parse(const char *s, nsim_dev_type *out)
+{
+    for (int i = 0; i < NSIM_DEV__COUNT; i++)
+        if (strcmp(s, dev_type_names[i]) == 0) {
+            *out = (nsim_dev_type)i;
+            return NSIM_OK;
+        }
+    return NSIM_EINVAL;
+}
+
+int nsim_link_type_parse(const char *s, nsim_link_type *out)
+{
+    for (int i = 0; i < NSIM_LINK__COUNT; i++)
+        if (strcmp(s, link_type_names[i]) == 0) {
+            *out = (nsim_link_type)i;
+            return NSIM_OK;
+        }
+    return NSIM_EINVAL;
+}
+
+/* GPU generations and their compute capability (NCCL keys its per-link
+ * NVLink bandwidth and search speeds on it, nccl-internals.md 1.3, 2.2). */
+static const struct {
+    const char *gen;
+    uint32_t sm;
+} gpu_gens[] = {
+    {"p100", 60},  {"v100", 70},   {"t4", 75},     {"rtx2080ti", 75},
+    {"a100", 80},  {"a30", 80},    {"a10", 86},    {"a10g", 86},
+    {"a6000", 86}, {"rtx3090", 86}, {"l4", 89},    {"l40", 89},
+    {"l40s", 89},  {"l20", 89},    {"h100", 90},   {"h800", 90},
+    {"h200", 90},  {"h20", 90},    {"gh200", 90},  {"b200", 100},
+    {"gb200", 100}, {"b300", 103}, {"gb300", 103},
+};
+
+uint32_t nsim_gpu_gen_sm(const char *gen)
+{
+    for (size_t i = 0; i < sizeof gpu_gens / sizeof gpu_gens[0]; i++)
+        if (strcmp(gen, gpu_gens[i].gen) == 0)
+            return gpu_gens[i].sm;
+    return 0;
+}
+
+int nsim_topo_create(const char *name, nsim_topo **out, nsim_err *err)
+{
+    nsim_topo *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    *out = t;
+    return NSIM_OK;
+}
+
+static void routes_clear(nsim_topo *t)
+{
+    for (uint32_t i = 0; i < t->routes_cap; i++)
+        free(t->routes[i].route);
+    free(t->routes);
+    t->routes = NULL;
+    t->routes_cap = t->routes_len = 0;
+}
+
+void nsim_topo_destroy(nsim_topo *t)
+{
+    if (t == NULL)
+        return;
+    routes_clear(t);
+    free(t->devs);
+    free(t->links);
+    free(t->out_start);
+    free(t->out_links);
+    free(t->rank_dev);
+    free(t->dist);
+    free(t->queue);
+    free(t);
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return NSIM_OK;
+    uint32_t ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *np = realloc(*p, (size_t)ncap * elem);
+    if (np == NULL)
+        return NSIM_ENOMEM;
+    *p = np;
+    *cap = ncap;
+    return NSIM_OK;
+}
+
+int nsim_topo_find(const nsim_topo *t, const char *name, uint32_t *out)
+{
+    for (uint32_t i = 0; i < t->ndevs; i++)
+        if (strcmp(t->devs[i].name, name) == 0) {
+            *out = i;
+            return NSIM_OK;
+        }
+    return NSIM_ENOENT;
+}
+
+int nsim_topo_add_device(nsim_topo *t, const nsim_device *d, uint32_t *out,
+                         nsim_err *err)
+{
+    uint32_t dup;
+    if (d->name[0] == '\0')
+        return NSIM_ERR(err, NSIM_ECONFIG, "device %u: empty id", t->ndevs);
+    if (nsim_topo_find(t, d->name, &dup) == NSIM_OK)
+        return NSIM_ERR(err, NSIM_ECONFIG, "device \"%s\": duplicate id",
+                        d->name);
+    if (grow((void **)&t->devs, &t->devs_cap, t->ndevs + 1, sizeof *d))
+        return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
+    nsim_device *nd = &t->devs[t->ndevs];
+    *nd = *d;
+    if (nd->type == NSIM_DEV_GPU && nd->sm == 0)
+        nd->sm = nsim_gpu_gen_sm(nd->gen);
+    if (out != NULL)
+        *out = t->ndevs;
+    t->ndevs++;
+    t->finalized = 0;
+    return NSIM_OK;
+}
+
+int nsim_topo_add_link(nsim_topo *t, uint32_t a, uint32_t b,
+                       nsim_link_type type, double lane_bw, nsim_time lat_ps,
+                       uint32_t count, uint32_t *out, nsim_err *err)
+{
+    if (a >= t->ndevs || b >= t->ndevs)
+        return NSIM_ERR(err, NSIM_EINVAL, "link: no such device");
+    if (a == b)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "link %s <-> %s: a link to itself", t->devs[a].name,
+                        t->devs[b].name);
+    if (!(lane_bw > 0))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "link %s <-> %s: bandwidth must be > 0",
+                        t->devs[a].name, t->devs[b].name);
+    if (grow((void **)&t->links, &t->links_cap, t->nlinks + 2,
+             sizeof *t->links))
+        return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
+    uint32_t i = t->nlinks;
+    if (count == 0)
+        count = 1;
+    double bw = lane_bw * count;
+    t->links[i] = (nsim_link){a, b, type, bw, lane_bw, lat_ps, count, i + 1};
+    t->links[i + 1] = (nsim_link){b, a, type, bw, lane_bw, lat_ps, count, i};
+    t->nlinks += 2;
+    t->finalized = 0;
+    if (out != NULL)
+        *out = i;
+    return NSIM_OK;
+}
+
+/* Which device types may sit at the ends of each link type. */
+static int link_endpoint_ok(nsim_link_type lt, nsim_dev_type d)
+{
+    switch (lt) {
+    case NSIM_LINK_NVLINK:
+        return d == NSIM_DEV_GPU || d == NSIM_DEV_NVSWITCH ||
+               d == NSIM_DEV_CPU;
+    case NSIM_LINK_PCIE:
+        return d == NSIM_DEV_GPU || d == NSIM_DEV_PCIE_SWITCH ||
+               d == NSIM_DEV_CPU || d == NSIM_DEV_NIC ||
+               d == NSIM_DEV_NVSWITCH;
+    case NSIM_LINK_C2C:
+        return d == NSIM_DEV_GPU || d == NSIM_DEV_CPU;
+    case NSIM_LINK_SYS:
+        return d == NSIM_DEV_CPU;
+    case NSIM_LINK_IB:
+    case NSIM_LINK_ROCE:
+    case NSIM_LINK_ETH:
+        return d == NSIM_DEV_NIC || d == NSIM_DEV_SWITCH;
+    default:
+        return 0;
+    }
+}
+
+static int is_network_link(nsim_link_type lt)
+{
+    return lt == NSIM_LINK_IB || lt == NSIM_LINK_ROCE || lt == NSIM_LINK_ETH;
+}
+
+static int build_adjacency(nsim_topo *t)
+{
+    free(t->out_start);
+    free(t->out_links);
+    t->out_start = calloc((size_t)t->ndevs + 1, sizeof *t->out_start);
+    t->out_links = malloc(((size_t)t->nlinks + 1) * sizeof *t->out_links);
+    if (t->out_start == NULL || t->out_links == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t i = 0; i < t->nlinks; i++)
+        t->out_start[t->links[i].src + 1]++;
+    for (uint32_t d = 0; d < t->ndevs; d++)
+        t->out_start[d + 1] += t->out_start[d];
+    uint32_t *fill = calloc(t->ndevs + 1, sizeof *fill);
+    if (fill == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t i = 0; i < t->nlinks; i++) {
+        uint32_t s = t->links[i].src;
+        t->out_links[t->out_start[s] + fill[s]++] = i;
+    }
+    free(fill);
+    return NSIM_OK;
+}
+
+static int check_links(nsim_topo *t, const char *what, nsim_err *err)
+{
+    for (uint32_t i = 0; i < t->nlinks; i += 2) {
+        const nsim_link *l = &t->links[i];
+        const nsim_device *a = &t->devs[l->src], *b = &t->devs[l->dst];
+        if (!link_endpoint_ok(l->type, a->type) ||
+            !link_endpoint_ok(l->type, b->type))
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: links[%u]: a %s link cannot join %s \"%s\" "
+                            "and %s \"%s\"",
+                            what, i / 2, nsim_link_type_name(l->type),
+                            nsim_dev_type_name(a->type), a->name,
+                            nsim_dev_type_name(b->type), b->name);
+        if (l->type == NSIM_LINK_NVLINK && a->type == NSIM_DEV_NVSWITCH &&
+            b->type == NSIM_DEV_NVSWITCH)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: links[%u]: NVSwitch to NVSwitch links are "
+                            "not modelled; describe one NVSwitch per host",
+                            what, i / 2);
+    }
+    return NSIM_OK;
+}
+
+static int check_ports(nsim_topo *t, const char *what, nsim_err *err)
+{
+    for (uint32_t d = 0; d < t->ndevs; d++) {
+        const nsim_device *dv = &t->devs[d];
+        uint32_t nnet = 0;
+        for (uint32_t k = t->out_start[d]; k < t->out_start[d + 1]; k++)
+            if (is_network_link(t->links[t->out_links[k]].type))
+                nnet++;
+        if (dv->type == NSIM_DEV_NIC && nnet > dv->nic_ports)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: nic \"%s\": %u network links but only %u "
+                            "ports",
+                            what, dv->name, nnet, dv->nic_ports);
+        if (dv->type == NSIM_DEV_SWITCH && nnet > dv->radix)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: switch \"%s\": %u links exceed its radix %u",
+                            what, dv->name, nnet, dv->radix);
+        if (dv->type == NSIM_DEV_GPU &&
+            t->out_start[d] == t->out_start[d + 1])
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: gpu \"%s\" has no links: it reaches nothing",
+                            what, dv->name);
+    }
+    return NSIM_OK;
+}
+
+/* Union-find over all links: every GPU must share a component with GPU 0. */
+static uint32_t uf_find(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x) {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    return x;
+}
+
+static int check_connected(nsim_topo *t, const char *what, nsim_err *err)
+{
+    uint32_t *p = malloc(t->ndevs * sizeof *p);
+    if (p == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
+    for (uint32_t i = 0; i < t->ndevs; i++)
+        p[i] = i;
+    for (uint32_t i = 0; i < t->nlinks; i += 2)
+        p[uf_find(p, t->links[i].src)] = uf_find(p, t->links[i].dst);
+    int rc = NSIM_OK;
+    uint32_t g0 = t->rank_dev[0];
+    for (uint32_t r = 1; r < t->nranks && rc == NSIM_OK; r++)
+        if (uf_find(p, t->rank_dev[r]) != uf_find(p, g0))
+            rc = NSIM_ERR(err, NSIM_ECONFIG,
+                          "%s: gpu \"%s\" reaches no path to gpu \"%s\"",
+                          what, t->devs[t->rank_dev[r]].name,
+                          t->devs[g0].name);
+    free(p);
+    return rc;
+}
+
+static int assign_ranks(nsim_topo *t, const char *what, nsim_err *err)
+{
+    uint32_t ngpu = 0, given = 0;
+    for (uint32_t d = 0; d < t->ndevs; d++)
+        if (t->devs[d].type == NSIM_DEV_GPU) {
+            ngpu++;
+            given += t->devs[d].rank >= 0;
+        }
+    if (ngpu == 0)
+        return NSIM_ERR(err, NSIM_ECONFIG, "%s: devices: no gpu", what);
+    if (given != 0 && given != ngpu)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: rank: given for %u of %u gpus; give it for all "
+                        "or none",
+                        what, given, ngpu);
+    free(t->rank_dev);
+    t->rank_dev = malloc(ngpu * sizeof *t->rank_dev);
+    if (t->rank_dev == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
+    for (uint32_t i = 0; i < ngpu; i++)
+        t->rank_dev[i] = UINT32_MAX;
+    uint32_t next = 0;
+    for (uint32_t d = 0; d < t->ndevs; d++) {
+        nsim_device *dv = &t->devs[d];
+        if (dv->type != NSIM_DEV_GPU)
+            continue;
+        if (given == 0)
+            dv->rank = (int32_t)next++;
+        if ((uint32_t)dv->rank >= ngpu)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: gpu \"%s\": rank %d out of range 0..%u",
+                            what, dv->name, dv->rank, ngpu - 1);
+        if (t->rank_dev[dv->rank] != UINT32_MAX)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: gpu \"%s\": rank %d already taken by \"%s\"",
+                            what, dv->name, dv->rank,
+                            t->devs[t->rank_dev[dv->rank]].name);
+        t->rank_dev[dv->rank] = d;
+    }
+    t->nranks = ngpu;
+    return NSIM_OK;
+}
+
+int nsim_topo_finalize(nsim_topo *t, const char *what, nsim_err *err)
+{
+    if (what == NULL)
+        what = t->name;
+    routes_clear(t);
+    if (t->ndevs == 0)
+        return NSIM_ERR(err, NSIM_ECONFIG, "%s: devices: empty", what);
+    NSIM_TRY(check_links(t, what, err));
+    if (build_adjacency(t) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
+    NSIM_TRY(assign_ranks(t, what, err));
+    NSIM_TRY(check_ports(t, what, err));
+    NSIM_TRY(check_connected(t, what, err));
+    int32_t maxhost = -1;
+    for (uint32_t d = 0; d < t->ndevs; d++)
+        if (t->devs[d].host > maxhost)
+            maxhost = t->devs[d].host;
+    t->nhosts = (uint32_t)(maxhost + 1);
+    free(t->dist);
+    free(t->queue);
+    t->dist = malloc(t->ndevs * sizeof *t->dist);
+    t->queue = malloc(t->ndevs * sizeof *t->queue);
+    if (t->dist == NULL || t->queue == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
+    t->finalized = 1;
+    return NSIM_OK;
+}
+
+const char *nsim_topo_name(const nsim_topo *t) { return t->name; }
+uint32_t nsim_topo_ndevices(const nsim_topo *t) { return t->ndevs; }
+uint32_t nsim_topo_nlinks(const nsim_topo *t) { return t->nlinks; }
+const nsim_device *nsim_topo_device(const nsim_topo *t, uint32_t i)
+{
+    return &t->devs[i];
+}
+const nsim_link *nsim_topo_link(const nsim_topo *t, uint32_t i)
+{
+    return &t->links[i];
+}
+uint32_t nsim_topo_nout(const nsim_topo *t, uint32_t dev)
+{
+    return t->out_start[dev + 1] - t->out_start[dev];
+}
+const uint32_t *nsim_topo_out(const nsim_topo *t, uint32_t dev)
+{
+    return &t->out_links[t->out_start[dev]];
+}
+uint32_t nsim_topo_nranks(const nsim_topo *t) { return t->nranks; }
+uint32_t nsim_topo_nhosts(const nsim_topo *t) { return t->nhosts; }
+uint32_t nsim_topo_rank_device(const nsim_topo *t, uint32_t rank)
+{
+    return t->rank_dev[rank];
+}
+
+/* ---- routes ---------------------------------------------------------- */
+
+/* One class of path: the links it may use and the devices it may pass
+ * through (endpoints are always allowed). */
+typedef struct path_class {
+    nsim_path_type type;
+    uint32_t link_mask; /* bit per nsim_link_type */
+    uint32_t transit_mask; /* bit per nsim_dev_type */
+} path_class;
+
+#define LB(x) (1u << NSIM_LINK_##x)
+#define DB(x) (1u << NSIM_DEV_##x)
+static const path_class path_classes[] = {
+    {NSIM_PATH_NVL, LB(NVLINK), DB(NVSWITCH)},
+    {NSIM_PATH_NVB, LB(NVLINK), DB(NVSWITCH) | DB(GPU)},
+    {NSIM_PATH_C2C, LB(C2C), 0},
+    {NSIM_PATH_PXB, LB(PCIE), DB(PCIE_SWITCH)},
+    {NSIM_PATH_PHB, LB(PCIE), DB(PCIE_SWITCH) | DB(CPU)},
+    {NSIM_PATH_SYS, LB(PCIE) | LB(SYS) | LB(C2C),
+     DB(PCIE_SWITCH) | DB(CPU)},
+    {NSIM_PATH_NET,
+     LB(PCIE) | LB(SYS) | LB(C2C) | LB(IB) | LB(ROCE) | LB(ETH),
+     DB(PCIE_SWITCH) | DB(CPU) | DB(NIC) | DB(SWITCH)},
+};
+#undef LB
+#undef DB
+
+/* BFS from src within class pc; fills t->dist (UINT32_MAX = unreached). */
+static void bfs(nsim_topo *t, uint32_t src, uint32_t dst,
+                const path_class *pc)
+{
+    for (uint32_t i = 0; i < t->ndevs; i++)
+        t->dist[i] = UINT32_MAX;
+    uint32_t head = 0, tail = 0;
+    t->dist[src] = 0;
+    t->queue[tail++] = src;
+    while (head < tail) {
+        uint32_t u = t->queue[head++];
+        if (u == dst)
+            break;
+        if (u != src && !(pc->transit_mask & (1u << t->devs[u].type)))
+            continue;
+        for (uint32_t k = t->out_start[u]; k < t->out_start[u + 1]; k++) {
+            const nsim_link *l = &t->links[t->out_links[k]];
+            if (!(pc->link_mask & (1u << l->type)) ||
+                t->dist[l->dst] != UINT32_MAX)
+                continue;
+            t->dist[l->dst] = t->dist[u] + 1;
+            t->queue[tail++] = l->dst;
+        }
+    }
+}
+
+typedef struct path_walk {
+    nsim_topo *t;
+    const path_class *pc;
+    uint32_t src, hops;
+    uint32_t *stack;  /* hops links, filled from the end */
+    uint32_t *paths;  /* NSIM_ROUTE_MAX_PATHS x hops */
+    double *bws;
+    uint32_t npaths;
+} path_walk;
+
+/* Enumerates fewest-hop paths backwards from dev (at BFS distance d). */
+static void walk_back(path_walk *w, uint32_t dev, uint32_t d, double bw)
+{
+    nsim_topo *t = w->t;
+    if (w->npaths == NSIM_ROUTE_MAX_PATHS)
+        return;
+    if (d == 0) {
+        memcpy(&w->paths[(size_t)w->npaths * w->hops], w->stack,
+               w->hops * sizeof *w->stack);
+        w->bws[w->npaths++] = bw;
+        return;
+    }
+    /* incoming links of dev are the reverses of its outgoing links */
+    for (uint32_t k = t->out_start[dev]; k < t->out_start[dev + 1]; k++) {
+        const nsim_link *rev = &t->links[t->out_links[k]];
+        const nsim_link *in = &t->links[rev->reverse];
+        uint32_t prev = in->src;
+        if (!(w->pc->link_mask & (1u << in->type)) || t->dist[prev] != d - 1)
+            continue;
+        if (prev != w->src &&
+            !(w->pc->transit_mask & (1u << t->devs[prev].type)))
+            continue;
+        w->stack[d - 1] = rev->reverse;
+        walk_back(w, prev, d - 1, in->bw < bw ? in->bw : bw);
+    }
+}
+
+/* PIX/PXB and NVL/NVB are told apart by what the path passes through. */
+static nsim_path_type refine_type(const nsim_topo *t, const path_class *pc,
+                                  const uint32_t *links, uint32_t hops)
+{
+    uint32_t nsw = 0, ngpu = 0;
+    for (uint32_t h = 0; h + 1 < hops; h++) {
+        nsim_dev_type dt = t->devs[t->links[links[h]].dst].type;
+        nsw += dt == NSIM_DEV_PCIE_SWITCH;
+        ngpu += dt == NSIM_DEV_GPU;
+    }
+    if (pc->type == NSIM_PATH_PXB)
+        return nsw <= 1 ? NSIM_PATH_PIX : NSIM_PATH_PXB;
+    if (pc->type == NSIM_PATH_NVB)
+        return ngpu == 0 ? NSIM_PATH_NVL : NSIM_PATH_NVB;
+    return pc->type;
+}
+
+static int make_route(nsim_topo *t, uint32_t src, uint32_t dst,
+                      nsim_route **out)
+{
+    const size_t nclass = sizeof path_classes / sizeof path_classes[0];
+    for (size_t c = 0; c < nclass; c++) {
+        const path_class *pc = &path_classes[c];
+        bfs(t, src, dst, pc);
+        if (t->dist[dst] == UINT32_MAX)
+            continue;
+        uint32_t hops = t->dist[dst];
+        uint32_t stack[256];
+        if (hops > 256)
+            return NSIM_ENOTSUP;
+        uint32_t *paths = malloc((size_t)NSIM_ROUTE_MAX_PATHS * hops *
+                                 sizeof *paths);
+        double bws[NSIM_ROUTE_MAX_PATHS];
+        if (paths == NULL)
+            return NSIM_ENOMEM;
+        path_walk w = {t, pc, src, hops, stack, paths, bws, 0};
+        walk_back(&w, dst, hops, 1e300);
+        double best = 0;
+        for (uint32_t i = 0; i < w.npaths; i++)
+            best = bws[i] > best ? bws[i] : best;
+        nsim_route *r = malloc(sizeof *r + (size_t)w.npaths * hops *
+                                               sizeof(uint32_t));
+        if (r == NULL) {
+            free(paths);
+            return NSIM_ENOMEM;
+        }
+        uint32_t *dstl = (uint32_t *)(r + 1);
+        uint32_t kept = 0;
+        for (uint32_t i = 0; i < w.npaths; i++)
+            if (bws[i] >= best)
+                memcpy(&dstl[(size_t)kept++ * hops], &paths[(size_t)i * hops],
+                       hops * sizeof *dstl);
+        free(paths);
+        nsim_time lat = 0;
+        for (uint32_t h = 0; h < hops; h++) {
+            const nsim_link *l = &t->links[dstl[h]];
+            lat += l->lat_ps;
+            if (h + 1 < hops && t->devs[l->dst].type == NSIM_DEV_SWITCH)
+                lat += t->devs[l->dst].lat_ps;
+        }
+        *r = (nsim_route){refine_type(t, pc, dstl, hops), best, lat, hops,
+                          kept, dstl};
+        *out = r;
+        return NSIM_OK;
+    }
+    return NSIM_ENOENT;
+}
+
+static uint32_t route_slot(const nsim_topo *t, uint32_t src, uint32_t dst)
+{
+    uint64_t h = ((uint64_t)src * 0x9e3779b97f4a7c15ull) ^
+                 ((uint64_t)dst * 0xc2b2ae3d27d4eb4full);
+    uint32_t mask = t->routes_cap - 1, i = (uint32_t)(h >> 20) & mask;
+    while (t->routes[i].route != NULL &&
+           (t->routes[i].src != src || t->routes[i].dst != dst))
+        i = (i + 1) & mask;
+    return i;
+}
+
+static int routes_grow(nsim_topo *t)
+{
+    route_entry *old = t->routes;
+    uint32_t oldcap = t->routes_cap;
+    t->routes_cap = oldcap ? oldcap * 2 : 256;
+    t->routes = calloc(t->routes_cap, sizeof *t->routes);
+    if (t->routes == NULL) {
+        t->routes = old;
+        t->routes_cap = oldcap;
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t i = 0; i < oldcap; i++)
+        if (old[i].route != NULL)
+            t->routes[route_slot(t, old[i].src, old[i].dst)] = old[i];
+    free(old);
+    return NSIM_OK;
+}
+
+int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
+                    const nsim_route **out, nsim_err *err)
+{
+    if (!t->finalized)
+        return NSIM_ERR(err, NSIM_ESTATE, "topology not finalized");
+    if (src >= t->ndevs || dst >= t->ndevs)
+        return NSIM_ERR(err, NSIM_EINVAL, "route: no such device");
+    if (src == dst) {
+        static const nsim_route loc = {NSIM_PATH_LOC, 1e300, 0, 0, 1, NULL};
+        *out = &loc;
+        return NSIM_OK;
+    }
+    if ((t->routes_len + 1) * 2 > t->routes_cap && routes_grow(t) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ENOMEM, "route: out of memory");
+    uint32_t slot = route_slot(t, src, dst);
+    if (t->routes[slot].route == NULL) {
+        nsim_route *r = NULL;
+        int rc = make_route(t, src, dst, &r);
+        if (rc == NSIM_ENOENT)
+            return NSIM_ERR(err, NSIM_ENOENT, "no route from %s to %s",
+                            t->devs[src].name, t->devs[dst].name);
+        if (rc != NSIM_OK)
+            return NSIM_ERR(err, rc, "route %s -> %s: %s", t->devs[src].name,
+                            t->devs[dst].name, nsim_strerror(rc));
+        t->routes[slot] = (route_entry){src, dst, r};
+        t->routes_len++;
+    }
+    *out = t->routes[slot].route;
+    return NSIM_OK;
+}

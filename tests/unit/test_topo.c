@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_topo.c - topology: the presets load, write/load round trips, routes
+ * follow NCCL's preference with equal-cost choices kept, units, and every
+ * bad file in tests/data/bad_topo fails with its expected message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nsim_test.h"
+#include "sim/core/units.h"
+#include "sim/topo/topo.h"
+
+#define SCEN NSIM_SOURCE_DIR "/scenarios/"
+
+static void test_presets_load(void)
+{
+    static const struct {
+        const char *file;
+        uint32_t ranks, hosts;
+    } p[] = {
+        {"seed-4gpu.topo.json", 4, 2},
+        {"dgx-h100.topo.json", 8, 1},
+        {"dgx-h100-2node.topo.json", 16, 2},
+    };
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
+        nsim_err err = {0};
+        nsim_topo *t = NULL;
+        char path[512];
+        snprintf(path, sizeof path, SCEN "%s", p[i].file);
+        NSIM_ASSERT_OK(nsim_topo_load(path, &t, &err));
+        CU_ASSERT_EQUAL(nsim_topo_nranks(t), p[i].ranks);
+        CU_ASSERT_EQUAL(nsim_topo_nhosts(t), p[i].hosts);
+        nsim_topo_destroy(t);
+    }
+}
+
+static void test_round_trip(void)
+{
+    nsim_err err = {0};
+    nsim_topo *a = NULL, *b = NULL;
+    char *ja = NULL, *jb = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &a, &err));
+    NSIM_ASSERT_OK(nsim_topo_to_json(a, &ja, &err));
+    NSIM_ASSERT_OK(nsim_topo_parse(ja, strlen(ja), "mem", &b, &err));
+    NSIM_ASSERT_OK(nsim_topo_to_json(b, &jb, &err));
+    CU_ASSERT_STRING_EQUAL(ja, jb);
+    CU_ASSERT_EQUAL(nsim_topo_ndevices(a), nsim_topo_ndevices(b));
+    CU_ASSERT_EQUAL(nsim_topo_nlinks(a), nsim_topo_nlinks(b));
+    for (uint32_t i = 0; i < nsim_topo_nlinks(a); i++) {
+        const nsim_link *la = nsim_topo_link(a, i), *lb = nsim_topo_link(b, i);
+        CU_ASSERT(la->src == lb->src && la->dst == lb->dst &&
+                  la->type == lb->type && la->bw == lb->bw &&
+                  la->lat_ps == lb->lat_ps && la->count == lb->count);
+    }
+    for (uint32_t i = 0; i < nsim_topo_ndevices(a); i++) {
+        const nsim_device *da = nsim_topo_device(a, i);
+        const nsim_device *db = nsim_topo_device(b, i);
+        CU_ASSERT(strcmp(da->name, db->name) == 0 && da->type == db->type &&
+                  da->host == db->host && da->rank == db->rank &&
+                  da->port_bw == db->port_bw && da->lat_ps == db->lat_ps);
+    }
+    /* and through a file */
+    NSIM_ASSERT_OK(nsim_topo_save(b, "roundtrip.topo.json", &err));
+    nsim_topo *c = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load("roundtrip.topo.json", &c, &err));
+    CU_ASSERT_EQUAL(nsim_topo_nlinks(c), nsim_topo_nlinks(a));
+    remove("roundtrip.topo.json");
+    free(ja);
+    free(jb);
+    nsim_topo_destroy(a);
+    nsim_topo_destroy(b);
+    nsim_topo_destroy(c);
+}
+
+static const nsim_route *route_ranks(nsim_topo *t, uint32_t a, uint32_t b)
+{
+    nsim_err err = {0};
+    const nsim_route *r = NULL;
+    if (nsim_topo_route(t, nsim_topo_rank_device(t, a),
+                        nsim_topo_rank_device(t, b), &r, &err) != NSIM_OK)
+        return NULL;
+    return r;
+}
+
+static void test_routes_preference(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
+    const nsim_route *r = route_ranks(t, 0, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->type, NSIM_PATH_NVL);
+    CU_ASSERT_EQUAL(r->hops, 2);
+    CU_ASSERT_DOUBLE_EQUAL(r->bw, 450e9, 1);
+    r = route_ranks(t, 0, 8); /* same rail: GPU-PCIe-NIC-switch-NIC-PCIe-GPU */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->type, NSIM_PATH_NET);
+    CU_ASSERT_EQUAL(r->hops, 6);
+    CU_ASSERT_EQUAL(r->npaths, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r->bw, 50e9, 1);
+    /* GPU to its own NIC: one PCIe switch */
+    uint32_t nic;
+    NSIM_ASSERT_OK(nsim_topo_find(t, "h0.nic3", &nic) == NSIM_OK ? 0 : 1);
+    const nsim_route *rn;
+    NSIM_ASSERT_OK(nsim_topo_route(t, nsim_topo_rank_device(t, 3), nic, &rn,
+                                   &err));
+    CU_ASSERT_EQUAL(rn->type, NSIM_PATH_PIX);
+    /* GPU to a NIC of the other socket crosses the CPUs */
+    NSIM_ASSERT_OK(nsim_topo_route(t, nsim_topo_rank_device(t, 7),
+                                   (nsim_topo_find(t, "h0.nic0", &nic), nic),
+                                   &rn, &err));
+    CU_ASSERT_EQUAL(rn->type, NSIM_PATH_SYS);
+    /* cached: same pointer the second time */
+    CU_ASSERT_PTR_EQUAL(route_ranks(t, 0, 8), route_ranks(t, 0, 8));
+    nsim_topo_destroy(t);
+}
+
+/* Two spines between two leaves: both paths are kept for ECMP. */
+static void test_routes_keep_equal_cost_paths(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_create("ecmp", &t, &err));
+    const char *names[] = {"g0", "g1", "n0", "n1", "leaf0", "leaf1",
+                           "spine0", "spine1", "spine2"};
+    for (int i = 0; i < 9; i++) {
+        nsim_device d = {0};
+        snprintf(d.name, sizeof d.name, "%s", names[i]);
+        d.rank = -1;
+        d.host = i < 4 ? i % 2 : -1;
+        d.type = i < 2 ? NSIM_DEV_GPU : i < 4 ? NSIM_DEV_NIC : NSIM_DEV_SWITCH;
+        snprintf(d.gen, sizeof d.gen, "%s", i < 2 ? "h100" : "");
+        d.nic_ports = 1;
+        d.port_bw = 50e9;
+        d.radix = 8;
+        NSIM_ASSERT_OK(nsim_topo_add_device(t, &d, NULL, &err));
+    }
+    NSIM_ASSERT_OK(nsim_topo_add_link(t, 0, 2, NSIM_LINK_PCIE, 4e9, 0, 16, NULL, &err));
+    NSIM_ASSERT_OK(nsim_topo_add_link(t, 1, 3, NSIM_LINK_PCIE, 4e9, 0, 16, NULL, &err));
+    NSIM_ASSERT_OK(nsim_topo_add_link(t, 2, 4, NSIM_LINK_IB, 50e9, 0, 1, NULL, &err));
+    NSIM_ASSERT_OK(nsim_topo_add_link(t, 3, 5, NSIM_LINK_IB, 50e9, 0, 1, NULL, &err));
+    for (uint32_t s = 6; s < 9; s++) {
+        /* spine2 is slower: not an equal-cost choice */
+        double bw = s == 8 ? 25e9 : 50e9;
+        NSIM_ASSERT_OK(nsim_topo_add_link(t, 4, s, NSIM_LINK_IB, bw, 0, 1, NULL, &err));
+        NSIM_ASSERT_OK(nsim_topo_add_link(t, 5, s, NSIM_LINK_IB, bw, 0, 1, NULL, &err));
+    }
+    NSIM_ASSERT_OK(nsim_topo_finalize(t, "ecmp", &err));
+    const nsim_route *r = route_ranks(t, 0, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->type, NSIM_PATH_NET);
+    CU_ASSERT_EQUAL(r->hops, 6);
+    CU_ASSERT_EQUAL(r->npaths, 2);
+    /* the two paths differ only at the spine */
+    CU_ASSERT_NOT_EQUAL(r->links[2], r->links[6 + 2]);
+    nsim_topo_destroy(t);
+}
+
+static void test_bad_files(void)
+{
+    char path[2048], line[512];
+    snprintf(path, sizeof path, "%s/bad_topo/expected.txt", NSIM_TEST_DATA);
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    int n = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *bar = strchr(line, '|');
+        CU_ASSERT_PTR_NOT_NULL_FATAL(bar);
+        *bar = '\0';
+        snprintf(path, sizeof path, "%s/bad_topo/%s", NSIM_TEST_DATA, line);
+        nsim_err err = {0};
+        nsim_topo *t = NULL;
+        int rc = nsim_topo_load(path, &t, &err);
+        if (rc == NSIM_OK || strstr(err.msg, bar + 1) == NULL ||
+            strstr(err.msg, line) == NULL)
+            fprintf(stderr, "\n  %s: rc %d, message \"%s\", wanted \"%s\"\n",
+                    line, rc, err.msg, bar + 1);
+        CU_ASSERT_NOT_EQUAL(rc, NSIM_OK);
+        CU_ASSERT_PTR_NULL(t);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bar + 1));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, line)); /* names the file */
+        nsim_topo_destroy(t);
+        n++;
+    }
+    fclose(f);
+    CU_ASSERT(n >= 15);
+}
+
+static void test_units(void)
+{
+    double bw;
+    nsim_time ps;
+    uint64_t sz;
+    const char *why;
+    CU_ASSERT_EQUAL(nsim_units_parse_bw("400 Gb/s", &bw, &why), NSIM_OK);
+    CU_ASSERT_DOUBLE_EQUAL(bw, 50e9, 1e-3);
+    CU_ASSERT_EQUAL(nsim_units_parse_bw("25GB/s", &bw, &why), NSIM_OK);
+    CU_ASSERT_DOUBLE_EQUAL(bw, 25e9, 1e-3);
+    CU_ASSERT_NOT_EQUAL(nsim_units_parse_bw("25", &bw, &why), NSIM_OK);
+    CU_ASSERT_NOT_EQUAL(nsim_units_parse_bw("0 GB/s", &bw, &why), NSIM_OK);
+    CU_ASSERT_NOT_EQUAL(nsim_units_parse_bw("nan GB/s", &bw, &why), NSIM_OK);
+    CU_ASSERT_EQUAL(nsim_units_parse_time("1.5 us", &ps, &why), NSIM_OK);
+    CU_ASSERT_EQUAL(ps, 1500000);
+    CU_ASSERT_NOT_EQUAL(nsim_units_parse_time("-1 ns", &ps, &why), NSIM_OK);
+    CU_ASSERT_EQUAL(nsim_units_parse_size("4 MiB", &sz, &why), NSIM_OK);
+    CU_ASSERT_EQUAL(sz, 4194304);
+    CU_ASSERT_EQUAL(nsim_units_parse_size("1G", &sz, &why), NSIM_OK);
+    CU_ASSERT_EQUAL(sz, 1073741824);
+    CU_ASSERT_NOT_EQUAL(nsim_units_parse_size("1.5", &sz, &why), NSIM_OK);
+    char buf[64];
+    double vals[] = {3.938e9 * 16, 50e9, 1e9 / 3, 12.5e9};
+    for (int i = 0; i < 4; i++) {
+        nsim_units_format_bw(vals[i], buf, sizeof buf);
+        CU_ASSERT_EQUAL(nsim_units_parse_bw(buf, &bw, &why), NSIM_OK);
+        CU_ASSERT_EQUAL(bw, vals[i]);
+    }
+    CU_ASSERT_EQUAL(nsim_xfer_ps(4096, 50e9), 81920);
+    CU_ASSERT_EQUAL(nsim_xfer_ps(1, 3e12), 1); /* rounds up */
+}
+
+CU_TestInfo nsim_test_topo[] = {
+    {"presets load", test_presets_load},
+    {"write then load gives the same topology", test_round_trip},
+    {"routes follow NCCL's preference", test_routes_preference},
+    {"equal-cost paths are kept", test_routes_keep_equal_cost_paths},
+    {"bad files fail with their message", test_bad_files},
+    {"units", test_units},
+    CU_TEST_INFO_NULL,
+};
