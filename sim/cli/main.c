@@ -24,6 +24,29 @@ const nsim_cmd nsim_cli_commands[] = {
      "                          equal-cost paths)\n"
      "FILE is a JSON topology (format \"ncclsim-topology\", see README).\n",
      nsim_cmd_topo},
+    {"run", "SCENARIO [OPTIONS]",
+     "simulate a collective over a size range (nccl-tests table)",
+     "ncclsim run SCENARIO [OPTIONS]\n"
+     "  -b, --minbytes SIZE    smallest size (default: the scenario's)\n"
+     "  -e, --maxbytes SIZE    largest size\n"
+     "  -f, --stepfactor F     multiply the size by F each step\n"
+     "  -i, --stepbytes SIZE   add SIZE each step instead\n"
+     "  --nchannels N          force N channels (NCCL_MIN/MAX_NCHANNELS)\n"
+     "  --qps N                QPs per connection (NCCL_IB_QPS_PER_CONNECTION)\n"
+     "  --seed N               random seed\n"
+     "  --json FILE            also write the results as JSON\n"
+     "  --quiet                print nothing (with --json)\n"
+     "Sizes take K, M, G suffixes (powers of 1024), as nccl-tests.\n",
+     nsim_cmd_run},
+    {"plan", "SCENARIO [-o FILE]",
+     "write the plan (rings, connections, per-rank ops) as JSON",
+     "ncclsim plan SCENARIO [--size SIZE] [-o FILE] [--nchannels N] [--qps N]\n"
+     "  writes the plan for SIZE (default: the scenario's max_bytes)\n",
+     nsim_cmd_plan},
+    {"params", "[FILE]", "print every model constant with its source",
+     "ncclsim params [FILE]\n  prints the parameter table (with FILE's "
+     "overrides applied) as JSON\n",
+     nsim_cmd_params},
     {"version", "", "print the version", "ncclsim version\n", cmd_version},
     {"help", "[COMMAND]", "general help, or help on one command",
      "ncclsim help [COMMAND]\n", cmd_help},

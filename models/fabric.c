@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * fabric.c - serializing servers and pieces that hop along paths (see
+ * fabric.h).
+ */
+#include "fabric.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/core/units.h"
+
+#define PIECE_BLOCK 4096u
+
+typedef struct server {
+    double bw;
+    nsim_time lat_ps;
+    nsim_time free_at;
+    nsim_wire wire;
+    uint32_t reverse; /* reverse server for NVLink responses, or self */
+    nsim_server_stats st;
+} server;
+
+typedef struct piece_block {
+    struct piece_block *next;
+    nsim_piece pieces[PIECE_BLOCK];
+} piece_block;
+
+struct nsim_fabric {
+    nsim_sim *sim;
+    const nsim_params *params;
+    server *servers;
+    uint32_t nservers, cap;
+    nsim_piece *free_list;
+    piece_block *blocks;
+};
+
+static nsim_wire wire_of_link(const nsim_link *l)
+{
+    switch (l->type) {
+    case NSIM_LINK_NVLINK:
+        return NSIM_WIRE_NVLINK;
+    case NSIM_LINK_PCIE:
+        return NSIM_WIRE_PCIE;
+    case NSIM_LINK_IB:
+        return NSIM_WIRE_IB;
+    case NSIM_LINK_ROCE:
+    case NSIM_LINK_ETH:
+        return NSIM_WIRE_ROCE;
+    default:
+        return NSIM_WIRE_SYS;
+    }
+}
+
+int nsim_fabric_create(nsim_sim *sim, const nsim_topo *topo,
+                       const nsim_params *params, nsim_fabric **out,
+                       nsim_err *err)
+{
+    nsim_fabric *f = calloc(1, sizeof *f);
+    uint32_t n = nsim_topo_nlinks(topo);
+    if (f == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "fabric: out of memory");
+    f->sim = sim;
+    f->params = params;
+    f->cap = n + 64;
+    f->servers = calloc(f->cap, sizeof *f->servers);
+    if (f->servers == NULL) {
+        free(f);
+        return NSIM_ERR(err, NSIM_ENOMEM, "fabric: out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const nsim_link *l = nsim_topo_link(topo, i);
+        nsim_time lat = l->lat_ps;
+        const nsim_device *d = nsim_topo_device(topo, l->dst);
+        /* a switch's port-to-port latency is paid on its way out */
+        const nsim_device *s = nsim_topo_device(topo, l->src);
+        if (s->type == NSIM_DEV_SWITCH || s->type == NSIM_DEV_NVSWITCH)
+            lat += s->lat_ps;
+        (void)d;
+        f->servers[i] = (server){l->bw, lat, 0, wire_of_link(l), l->reverse,
+                                 {0}};
+    }
+    f->nservers = n;
+    *out = f;
+    return NSIM_OK;
+}
+
+void nsim_fabric_destroy(nsim_fabric *f)
+{
+    if (f == NULL)
+        return;
+    while (f->blocks != NULL) {
+        piece_block *b = f->blocks;
+        f->blocks = b->next;
+        free(b);
+    }
+    free(f->servers);
+    free(f);
+}
+
+int nsim_fabric_add_server(nsim_fabric *f, double bw, nsim_time lat_ps,
+                           nsim_wire wire, uint32_t *out)
+{
+    if (f->nservers == f->cap) {
+        uint32_t cap = f->cap * 2;
+        server *s = realloc(f->servers, cap * sizeof *s);
+        if (s == NULL)
+            return NSIM_ENOMEM;
+        f->servers = s;
+        f->cap = cap;
+    }
+    uint32_t id = f->nservers++;
+    f->servers[id] = (server){bw, lat_ps, 0, wire, id, {0}};
+    *out = id;
+    return NSIM_OK;
+}
+
+int nsim_fabric_piece(nsim_fabric *f, nsim_piece **out)
+{
+    if (f->free_list == NULL) {
+        piece_block *b = malloc(sizeof *b);
+        if (b == NULL)
+            return NSIM_ENOMEM;
+        b->next = f->blocks;
+        f->blocks = b;
+        for (uint32_t i = PIECE_BLOCK; i-- > 0;) {
+            b->pieces[i].next_free = f->free_list;
+            f->free_list = &b->pieces[i];
+        }
+    }
+    nsim_piece *p = f->free_list;
+    f->free_list = p->next_free;
+    memset(p, 0, sizeof *p);
+    *out = p;
+    return NSIM_OK;
+}
+
+static void piece_free(nsim_fabric *f, nsim_piece *p)
+{
+    p->next_free = f->free_list;
+    f->free_list = p;
+}
+
+/* Bytes the piece occupies on a server of this wire type, and bytes it
+ * charges to the reverse direction (NVLink responses). */
+static uint64_t wire_bytes(const nsim_params *pr, nsim_wire w,
+                           const nsim_piece *p, uint64_t *reverse)
+{
+    uint64_t b = p->bytes, n;
+    *reverse = 0;
+    switch (w) {
+    case NSIM_WIRE_NVLINK:
+        n = (b + pr->nvlink_payload_bytes - 1) / pr->nvlink_payload_bytes;
+        if (n == 0)
+            n = 1;
+        *reverse = n * pr->nvlink_response_bytes;
+        return b + n * pr->nvlink_header_bytes;
+    case NSIM_WIRE_PCIE:
+        n = (b + pr->pcie_mps_bytes - 1) / pr->pcie_mps_bytes;
+        if (n == 0)
+            n = 1;
+        return b + n * pr->pcie_tlp_overhead_bytes;
+    case NSIM_WIRE_IB:
+        if (p->hdr_flags & NSIM_PIECE_ACK)
+            return pr->ib_ack_bytes;
+        return b + pr->ib_header_bytes +
+               ((p->hdr_flags & NSIM_PIECE_FIRST) ? pr->ib_reth_bytes : 0) +
+               ((p->hdr_flags & NSIM_PIECE_LAST) ? pr->ib_immdt_bytes : 0);
+    case NSIM_WIRE_ROCE:
+        if (p->hdr_flags & NSIM_PIECE_ACK)
+            return pr->ib_ack_bytes - pr->ib_header_bytes +
+                   pr->roce_header_bytes;
+        return b + pr->roce_header_bytes +
+               ((p->hdr_flags & NSIM_PIECE_FIRST) ? pr->ib_reth_bytes : 0) +
+               ((p->hdr_flags & NSIM_PIECE_LAST) ? pr->ib_immdt_bytes : 0);
+    default:
+        return b;
+    }
+}
+
+static void on_hop(nsim_sim *sim, nsim_event *ev);
+
+/* Puts the piece on server path[hop] at time now. */
+static int enter_server(nsim_fabric *f, nsim_piece *p)
+{
+    nsim_time now = nsim_sim_now(f->sim);
+    server *s = &f->servers[p->path[p->hop]];
+    uint64_t rev = 0, wb = wire_bytes(f->params, s->wire, p, &rev);
+    nsim_time ser = nsim_xfer_ps(wb, s->bw);
+    nsim_time start = s->free_at > now ? s->free_at : now;
+    s->free_at = start + ser;
+    s->st.bytes += p->bytes;
+    s->st.wire_bytes += wb;
+    s->st.pieces++;
+    s->st.busy_ps += ser;
+    if (rev != 0) {
+        /* responses share the reverse direction's wire time */
+        server *r = &f->servers[s->reverse];
+        nsim_time rser = nsim_xfer_ps(rev, r->bw);
+        r->free_at = (r->free_at > now ? r->free_at : now) + rser;
+        r->st.wire_bytes += rev;
+        r->st.busy_ps += rser;
+    }
+    return nsim_sim_schedule_at(f->sim, s->free_at + s->lat_ps, on_hop, f, 0,
+                                (uint64_t)(uintptr_t)p, NULL);
+}
+
+static void on_hop(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_fabric *f = ev->target;
+    nsim_piece *p = (nsim_piece *)(uintptr_t)ev->arg.u64;
+    if (++p->hop < p->nhops) {
+        if (enter_server(f, p) != NSIM_OK)
+            nsim_sim_fail(sim, NSIM_ENOMEM, "fabric: out of memory");
+        return;
+    }
+    p->done(sim, p);
+    piece_free(f, p);
+}
+
+static void on_start(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_fabric *f = ev->target;
+    nsim_piece *p = (nsim_piece *)(uintptr_t)ev->arg.u64;
+    if (p->nhops == 0) {
+        p->done(sim, p);
+        piece_free(f, p);
+        return;
+    }
+    if (enter_server(f, p) != NSIM_OK)
+        nsim_sim_fail(sim, NSIM_ENOMEM, "fabric: out of memory");
+}
+
+int nsim_fabric_send(nsim_fabric *f, nsim_piece *p)
+{
+    p->hop = 0;
+    if (p->start_delay == 0 && p->nhops > 0)
+        return enter_server(f, p);
+    return nsim_sim_schedule(f->sim, p->start_delay, on_start, f, 0,
+                             (uint64_t)(uintptr_t)p, NULL);
+}
+
+nsim_time nsim_fabric_free_at(const nsim_fabric *f, uint32_t id)
+{
+    return f->servers[id].free_at;
+}
+
+uint32_t nsim_fabric_nservers(const nsim_fabric *f) { return f->nservers; }
+
+nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t id)
+{
+    return f->servers[id].st;
+}
+
+void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
+{
+    f->servers[id].bw = bw;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * fabric.h - the links of a topology as serializing servers, and pieces of
+ * data (NVLink/PCIe stream pieces, IB packets) that hop along paths.
+ *
+ * Owns: one server per directed topology link plus any number of extra
+ * servers (a channel's thread block, a NIC's DMA engine), each a FIFO with
+ * a bandwidth and a latency: a piece that reaches a server leaves it at
+ * max(arrival, free) + wire_bytes / bw and arrives at the next hop one
+ * latency later (store and forward). Wire bytes follow the link's
+ * protocol: NVLink headers per 128-byte packet plus responses charged on
+ * the reverse direction, PCIe TLP framing per MPS, IB/RoCE headers per
+ * packet (all from nsim_params). Counters per server: bytes, pieces,
+ * busy time.
+ *
+ * Pieces come from a pool owned by the fabric; moving them allocates
+ * nothing once the pool has grown to the peak number in flight.
+ * Units: ps, bytes, bytes/s. Workload: one event per piece per hop.
+ */
+#ifndef NSIM_MODELS_FABRIC_H
+#define NSIM_MODELS_FABRIC_H
+
+#include <stdint.h>
+
+#include "models/params.h"
+#include "sim/core/sim.h"
+#include "sim/topo/topo.h"
+
+typedef struct nsim_fabric nsim_fabric;
+typedef struct nsim_piece nsim_piece;
+
+/* How a server turns payload bytes into time on the wire. */
+typedef enum nsim_wire {
+    NSIM_WIRE_RAW,    /* payload only (thread blocks, DMA engines) */
+    NSIM_WIRE_NVLINK, /* 128-B packets + header, response on reverse */
+    NSIM_WIRE_PCIE,   /* TLPs of MPS bytes + framing/header */
+    NSIM_WIRE_IB,     /* one packet: IB headers */
+    NSIM_WIRE_ROCE,   /* one packet: RoCEv2 headers */
+    NSIM_WIRE_SYS,    /* CPU interconnect: treated as raw */
+} nsim_wire;
+
+/* Called when a piece reaches the end of its path; the piece is returned
+ * to the pool after the call. */
+typedef void nsim_piece_fn(nsim_sim *sim, nsim_piece *p);
+
+struct nsim_piece {
+    const uint32_t *path; /* server ids; borrowed, must outlive the piece */
+    uint32_t nhops, hop;
+    uint64_t bytes;       /* payload */
+    uint32_t hdr_flags;   /* NSIM_PIECE_FIRST / LAST for IB headers */
+    nsim_piece_fn *done;
+    void *ctx;            /* owner's object */
+    uint64_t tag;         /* owner's data (psn, slice, ...) */
+    nsim_time start_delay;/* extra delay before the first hop */
+    nsim_piece *next_free;
+};
+#define NSIM_PIECE_FIRST 1u
+#define NSIM_PIECE_LAST 2u
+#define NSIM_PIECE_ACK 4u
+
+typedef struct nsim_server_stats {
+    uint64_t bytes;      /* payload carried */
+    uint64_t wire_bytes; /* incl. headers, responses charged here */
+    uint64_t pieces;
+    nsim_time busy_ps;
+} nsim_server_stats;
+
+NSIM_NODISCARD int nsim_fabric_create(nsim_sim *sim, const nsim_topo *topo,
+                                      const nsim_params *params,
+                                      nsim_fabric **out, nsim_err *err);
+void nsim_fabric_destroy(nsim_fabric *f);
+
+/* Extra server (not a topology link): returns its id in *out. */
+NSIM_NODISCARD int nsim_fabric_add_server(nsim_fabric *f, double bw,
+                                          nsim_time lat_ps, nsim_wire wire,
+                                          uint32_t *out);
+/* Server id of directed topology link i (same number). */
+static inline uint32_t nsim_fabric_link_server(uint32_t link) { return link; }
+
+/* Takes a piece from the pool (fields zeroed). */
+NSIM_NODISCARD int nsim_fabric_piece(nsim_fabric *f, nsim_piece **out);
+/* Starts the piece along its path now (+ start_delay). */
+NSIM_NODISCARD int nsim_fabric_send(nsim_fabric *f, nsim_piece *p);
+
+/* Time at which a server will be free (for schedulers that must not
+ * queue ahead of the wire). */
+nsim_time nsim_fabric_free_at(const nsim_fabric *f, uint32_t server);
+uint32_t nsim_fabric_nservers(const nsim_fabric *f);
+nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t server);
+/* Sets a server's bandwidth (faults, degraded links). */
+void nsim_fabric_set_bw(nsim_fabric *f, uint32_t server, double bw);
+
+#endif

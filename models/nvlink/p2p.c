@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * p2p.c - NCCL's P2P transport over NVLink (or PCIe): the sending
+ * channel's thread block stores the slice into the receiver's buffer.
+ *
+ * Models: the thread block as a server at the per-SM streaming rate (one
+ * thread block per channel), the slice cut into stream pieces that pass
+ * the thread block and then every link of the GPU-to-GPU route (NVLink
+ * ports and the NVSwitch, or the PCIe tree), shared FIFO with every other
+ * channel crossing them; the slice is visible to the receiver when its
+ * last piece has landed; the receiver's head update (credit) reaches the
+ * sender one route latency after it consumes the slice.
+ * Does not model: read mode (sm80 NVLink), CE copies, NVB relays' second
+ * thread block.
+ */
+#include <stdlib.h>
+
+#include "models/transport.h"
+
+#define MAX_INFLIGHT NSIM_NCCL_STEPS
+
+typedef struct p2p_conn {
+    const nsim_xport_env *env;
+    uint32_t conn;
+    uint32_t *path;        /* [sm server] + route links */
+    uint32_t nhops;
+    nsim_time credit_lat;  /* head store back to the sender */
+    uint64_t sent, arrived;
+    uint32_t pieces_left[MAX_INFLIGHT];
+} p2p_conn;
+
+static int p2p_setup(const nsim_xport_env *env, uint32_t conn, void **state,
+                     nsim_err *err)
+{
+    const nsim_plan_conn *pc = &env->plan->conns[conn];
+    uint32_t a = nsim_topo_rank_device(env->topo, pc->from);
+    uint32_t b = nsim_topo_rank_device(env->topo, pc->to);
+    const nsim_route *r;
+    NSIM_TRY(nsim_topo_route(env->topo, a, b, &r, err));
+    p2p_conn *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->path = malloc((r->hops + 1) * sizeof *c->path)) == NULL) {
+        free(c);
+        return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
+    }
+    c->env = env;
+    c->conn = conn;
+    /* one route per pair: several equal paths (PCIe trees rarely have
+     * them) would be spread by the connection number */
+    const uint32_t *links = &r->links[(conn % r->npaths) * r->hops];
+    for (uint32_t h = 0; h < r->hops; h++)
+        c->path[h + 1] = nsim_fabric_link_server(links[h]);
+    c->nhops = r->hops + 1;
+    c->credit_lat = r->lat_ps;
+    *state = c;
+    return NSIM_OK;
+}
+
+static void p2p_teardown(void *state)
+{
+    p2p_conn *c = state;
+    if (c == NULL)
+        return;
+    free(c->path);
+    free(c);
+}
+
+static void on_piece(nsim_sim *sim, nsim_piece *p)
+{
+    p2p_conn *c = p->ctx;
+    uint32_t slot = (uint32_t)(p->tag % MAX_INFLIGHT);
+    (void)sim;
+    if (--c->pieces_left[slot] != 0)
+        return;
+    /* slices land in order: the path is FIFO end to end */
+    c->arrived++;
+    c->env->arrived(c->env->exec, c->conn);
+}
+
+static int p2p_send(void *state, uint32_t sm_server, uint64_t bytes,
+                    nsim_time *sm_done)
+{
+    p2p_conn *c = state;
+    const nsim_params *pr = c->env->params;
+    uint64_t chunk = pr->stream_chunk_bytes;
+    uint32_t npieces = bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
+    uint64_t slice = c->sent++;
+    c->path[0] = sm_server;
+    c->pieces_left[slice % MAX_INFLIGHT] = npieces;
+    for (uint32_t k = 0; k < npieces; k++) {
+        nsim_piece *p;
+        NSIM_TRY(nsim_fabric_piece(c->env->fab, &p));
+        p->path = c->path;
+        p->nhops = c->nhops;
+        p->bytes = bytes - (uint64_t)k * chunk < chunk ? bytes - (uint64_t)k * chunk
+                                                       : chunk;
+        p->done = on_piece;
+        p->ctx = c;
+        p->tag = slice;
+        NSIM_TRY(nsim_fabric_send(c->env->fab, p));
+    }
+    *sm_done = nsim_fabric_free_at(c->env->fab, sm_server);
+    return NSIM_OK;
+}
+
+static void on_credit(nsim_sim *sim, nsim_event *ev)
+{
+    p2p_conn *c = ev->target;
+    (void)sim;
+    c->env->credit(c->env->exec, c->conn);
+}
+
+static int p2p_consumed(void *state)
+{
+    p2p_conn *c = state;
+    return nsim_sim_schedule(c->env->sim, c->credit_lat, on_credit, c, 0, 0,
+                             NULL);
+}
+
+const nsim_transport_ops nsim_p2p_transport = {
+    .name = "P2P",
+    .setup = p2p_setup,
+    .teardown = p2p_teardown,
+    .send = p2p_send,
+    .consumed = p2p_consumed,
+};

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * params.c - the model constants table (see params.h).
+ */
+#include "params.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/core/jread.h"
+#include "sim/core/units.h"
+
+#define P(name, kind, value, source)                                         \
+    {#name, NSIM_PK_##kind, offsetof(nsim_params, name), value, source}
+
+const nsim_param_info nsim_param_table[] = {
+    P(nvlink_payload_bytes, BYTES, "128",
+      "hw 1.2: SM load/store payload per NVLink packet is 128 B"),
+    P(nvlink_header_bytes, BYTES, "16",
+      "hw 1.2: 16 B header per 128 B payload (P/(P+16) = 88.9 %)"),
+    P(nvlink_response_bytes, BYTES, "16",
+      "hw 1.2-1.3: each write draws a response on the reverse direction; "
+      "with both directions loaded this gives NVIDIA's ~80 % of peak "
+      "(128/(128+16+16)) and NCCL's 20.6 of 25.8 GB/s per link"),
+    P(pcie_mps_bytes, BYTES, "256",
+      "hw 2.2: servers use MPS 128/256/512; 256 matches the measured H100 "
+      "52.8 GB/s Gen5 write rate (hw 2.4)"),
+    P(pcie_tlp_overhead_bytes, BYTES, "24",
+      "hw 2.2: MWr64 framing+sequence+LCRC 8 + header 16 bytes per TLP"),
+    P(pcie_cpl_overhead_bytes, BYTES, "20",
+      "hw 2.2: CplD overhead 20 bytes per completion"),
+    P(stream_chunk_bytes, BYTES, "65536",
+      "simulation granularity (not physical): NVLink and PCIe streams move "
+      "in pieces of this size; smaller is slower to simulate"),
+    P(h100_hbm_bw, BW, "3350 GB/s", "hw 5: H100 SXM HBM3 3.35 TB/s"),
+    P(a100_hbm_bw, BW, "2039 GB/s", "hw 5: A100 80 GB 2.039 TB/s"),
+    P(b200_hbm_bw, BW, "8000 GB/s", "hw 5: B200 ~8.0 TB/s"),
+    P(other_hbm_bw, BW, "1555 GB/s",
+      "hw 5: A100 40 GB 1.555 TB/s, used for generations with no entry"),
+    P(h100_sm_count, COUNT, "132", "hw 5: H100 SXM 132 SMs"),
+    P(a100_sm_count, COUNT, "108", "hw 5: A100 108 SMs"),
+    P(b200_sm_count, COUNT, "148", "B200: 148 SMs (NVIDIA spec; M)"),
+    P(other_sm_count, COUNT, "108", "as A100 (hw 5)"),
+    P(kernel_launch_ps, TIME, "5 us",
+      "hw 5: kernel launch, host submit + GPU start, 4-6 us"),
+    P(p2p_step_sync_ps, TIME, "1.5 us",
+      "per slice: the sender's fence and tail store, the receiver's poll "
+      "(hw 1.5: NCCL's per-step NVLink latencies are 0.6 LL to 3.4 us "
+      "Simple); chosen so that an 8-rank ring's 14 steps plus launch match "
+      "the ~35 us floor of hwdata 15 (rerun: scripts/calibrate.sh)"),
+    P(ib_header_bytes, BYTES, "26",
+      "hw 3.3: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 per IB packet"),
+    P(ib_reth_bytes, BYTES, "16", "hw 3.3: RETH on the first packet"),
+    P(ib_immdt_bytes, BYTES, "4", "hw 3.3: ImmDt on the last packet"),
+    P(ib_ack_bytes, BYTES, "30", "hw 3.3: IB ACK packet 30 B"),
+    P(roce_header_bytes, BYTES, "82",
+      "hw 3.3: RoCEv2/IPv4 per packet incl. preamble and IFG"),
+    P(ib_ack_every_packets, COUNT, "16",
+      "hw 3.3: ACKs are cumulative; ConnectX coalescing is not published "
+      "(L); one ACK per 16 packets and one for every message's last"),
+    P(cts_entry_bytes, BYTES, "64",
+      "nccl 5.3: one 64-byte CTS FIFO entry per posted receive"),
+    P(hca_doorbell_ps, TIME, "200 ns",
+      "hw 4.2: MMIO doorbell write (posted); hw 2.5 end-host PCIe latency"),
+    P(hca_wqe_fetch_ps, TIME, "800 ns",
+      "hw 4.2: one PCIe read round trip per WQE fetch; hw 2.5: 0.5-1 us"),
+    P(hca_cqe_write_ps, TIME, "300 ns",
+      "hw 4.2 / 2.5: 64-byte CQE DMA write to host memory"),
+    P(hca_dma_read_outstanding, COUNT, "16",
+      "hw 2.4: read throughput is bounded by bytes in flight / RTT; 16 MTU "
+      "reads (64 KiB) cover 50 GB/s at ~1.3 us"),
+    P(proxy_action_ps, TIME, "1 us",
+      "nccl 4.1: NCCL models 1.0 us of network overhead per step (Intel "
+      "hosts) for each proxy action (post, test)"),
+    P(gpu_memory_latency_ps, TIME, "600 ns",
+      "hw 2.5: DMA read round trip device->memory ~0.5-1 us"),
+    {NULL, 0, 0, NULL, NULL},
+};
+
+static int set_value(nsim_params *p, const nsim_param_info *pi,
+                     const char *text, const char *what, nsim_err *err)
+{
+    char *base = (char *)p + pi->offset;
+    const char *why = NULL;
+    int rc = NSIM_OK;
+    switch (pi->kind) {
+    case NSIM_PK_BYTES:
+    case NSIM_PK_COUNT:
+        rc = nsim_units_parse_size(text, (uint64_t *)base, &why);
+        break;
+    case NSIM_PK_BW:
+        rc = nsim_units_parse_bw(text, (double *)base, &why);
+        break;
+    case NSIM_PK_TIME:
+        rc = nsim_units_parse_time(text, (nsim_time *)base, &why);
+        break;
+    }
+    if (rc != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ECONFIG, "%s: params.%s: \"%s\": %s", what,
+                        pi->name, text, why);
+    return NSIM_OK;
+}
+
+void nsim_params_defaults(nsim_params *p)
+{
+    memset(p, 0, sizeof *p);
+    for (const nsim_param_info *pi = nsim_param_table; pi->name; pi++)
+        if (set_value(p, pi, pi->value, "defaults", NULL) != NSIM_OK)
+            NSIM_PANIC("bad default for %s", pi->name);
+}
+
+static const nsim_param_info *find(const char *name)
+{
+    for (const nsim_param_info *pi = nsim_param_table; pi->name; pi++)
+        if (strcmp(pi->name, name) == 0)
+            return pi;
+    return NULL;
+}
+
+int nsim_params_apply(nsim_params *p, const cJSON *obj, const char *what,
+                      nsim_err *err)
+{
+    if (!cJSON_IsObject(obj))
+        return NSIM_ERR(err, NSIM_ECONFIG, "%s: params: expected an object",
+                        what);
+    for (const cJSON *it = obj->child; it != NULL; it = it->next) {
+        const nsim_param_info *pi = find(it->string);
+        if (pi == NULL)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: params.%s: unknown parameter (see "
+                            "`ncclsim params`)",
+                            what, it->string);
+        const cJSON *v = it;
+        if (cJSON_IsObject(v))
+            v = cJSON_GetObjectItemCaseSensitive(v, "value");
+        char num[64];
+        const char *text = NULL;
+        if (cJSON_IsString(v)) {
+            text = v->valuestring;
+        } else if (cJSON_IsNumber(v) && pi->kind != NSIM_PK_BW &&
+                   pi->kind != NSIM_PK_TIME) {
+            snprintf(num, sizeof num, "%.17g", v->valuedouble);
+            text = num;
+        } else {
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: params.%s: expected %s", what, pi->name,
+                            pi->kind == NSIM_PK_BW     ? "a bandwidth string "
+                                                         "such as \"25 GB/s\""
+                            : pi->kind == NSIM_PK_TIME ? "a time string such "
+                                                         "as \"1 us\""
+                                                       : "a whole number");
+        }
+        NSIM_TRY(set_value(p, pi, text, what, err));
+    }
+    return NSIM_OK;
+}
+
+int nsim_params_load(nsim_params *p, const char *path, nsim_err *err)
+{
+    cJSON *root = NULL;
+    NSIM_TRY(nsim_json_load(path, &root, err));
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "params");
+    int rc = nsim_params_apply(p, obj ? obj : root, path, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+static void format_value(const nsim_params *p, const nsim_param_info *pi,
+                         char *buf, size_t len)
+{
+    const char *base = (const char *)p + pi->offset;
+    switch (pi->kind) {
+    case NSIM_PK_BYTES:
+    case NSIM_PK_COUNT:
+        snprintf(buf, len, "%llu",
+                 (unsigned long long)*(const uint64_t *)base);
+        break;
+    case NSIM_PK_BW:
+        nsim_units_format_bw(*(const double *)base, buf, len);
+        break;
+    case NSIM_PK_TIME:
+        nsim_units_format_time(*(const nsim_time *)base, buf, len);
+        break;
+    }
+}
+
+int nsim_params_to_json(const nsim_params *p, char **out, nsim_err *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *ps = cJSON_AddObjectToObject(root, "params");
+    int ok = root != NULL && ps != NULL;
+    for (const nsim_param_info *pi = nsim_param_table; ok && pi->name; pi++) {
+        char buf[64];
+        format_value(p, pi, buf, sizeof buf);
+        cJSON *e = cJSON_AddObjectToObject(ps, pi->name);
+        ok = e && cJSON_AddStringToObject(e, "value", buf) &&
+             cJSON_AddStringToObject(e, "source", pi->source);
+    }
+    char *text = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (text == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "params: out of memory");
+    *out = text;
+    return NSIM_OK;
+}
+
+double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen)
+{
+    if (strcmp(gen, "h100") == 0 || strcmp(gen, "h200") == 0 ||
+        strcmp(gen, "h800") == 0 || strcmp(gen, "h20") == 0 ||
+        strcmp(gen, "gh200") == 0)
+        return p->h100_hbm_bw / (double)p->h100_sm_count;
+    if (strcmp(gen, "a100") == 0 || strcmp(gen, "a30") == 0)
+        return p->a100_hbm_bw / (double)p->a100_sm_count;
+    if (strncmp(gen, "b2", 2) == 0 || strncmp(gen, "gb", 2) == 0 ||
+        strncmp(gen, "b3", 2) == 0)
+        return p->b200_hbm_bw / (double)p->b200_sm_count;
+    return p->other_hbm_bw / (double)p->other_sm_count;
+}

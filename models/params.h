@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * params.h - every model constant, in one table, each with its source.
+ *
+ * Owns: nsim_params (the values the models read), the table that names
+ * each field with its unit, default and source, reading overrides from a
+ * scenario's "params" object or a params file, and writing the table back
+ * as JSON (`ncclsim params`), so calibration can replace any value.
+ *
+ * Sources cite ../shared/reference/hardware-facts.md (hw) and
+ * nccl-internals.md (nccl) by section, or name the calibration that
+ * produced the value and the script that reruns it.
+ */
+#ifndef NSIM_MODELS_PARAMS_H
+#define NSIM_MODELS_PARAMS_H
+
+#include <stdint.h>
+
+#include "sim/core/err.h"
+#include "sim/core/sim.h"
+
+struct cJSON;
+
+typedef struct nsim_params {
+    /* NVLink (per packet of an SM store stream) */
+    uint64_t nvlink_payload_bytes;
+    uint64_t nvlink_header_bytes;
+    uint64_t nvlink_response_bytes;
+    /* PCIe */
+    uint64_t pcie_mps_bytes;
+    uint64_t pcie_tlp_overhead_bytes;
+    uint64_t pcie_cpl_overhead_bytes;
+    /* granularity at which NVLink and PCIe streams are simulated */
+    uint64_t stream_chunk_bytes;
+    /* GPU: a channel's thread block streams at the per-SM share of HBM */
+    double h100_hbm_bw, a100_hbm_bw, b200_hbm_bw, other_hbm_bw;
+    uint64_t h100_sm_count, a100_sm_count, b200_sm_count, other_sm_count;
+    nsim_time kernel_launch_ps;
+    nsim_time p2p_step_sync_ps;
+    /* InfiniBand / RoCE wire */
+    uint64_t ib_header_bytes;
+    uint64_t ib_reth_bytes;
+    uint64_t ib_immdt_bytes;
+    uint64_t ib_ack_bytes;
+    uint64_t roce_header_bytes;
+    uint64_t ib_ack_every_packets;
+    uint64_t cts_entry_bytes;
+    /* HCA */
+    nsim_time hca_doorbell_ps;
+    nsim_time hca_wqe_fetch_ps;
+    nsim_time hca_cqe_write_ps;
+    uint64_t hca_dma_read_outstanding;
+    /* proxy thread */
+    nsim_time proxy_action_ps;
+    nsim_time gpu_memory_latency_ps;
+} nsim_params;
+
+typedef enum nsim_param_kind {
+    NSIM_PK_BYTES, /* uint64 bytes */
+    NSIM_PK_COUNT, /* uint64 */
+    NSIM_PK_BW,    /* double bytes/s */
+    NSIM_PK_TIME,  /* nsim_time ps */
+} nsim_param_kind;
+
+typedef struct nsim_param_info {
+    const char *name;
+    nsim_param_kind kind;
+    size_t offset;
+    const char *value; /* default, with its unit */
+    const char *source;
+} nsim_param_info;
+
+/* The table, NULL-name terminated. */
+extern const nsim_param_info nsim_param_table[];
+
+/* Fills p with the defaults of the table. */
+void nsim_params_defaults(nsim_params *p);
+/* Applies an object {"name": value, ...}: value a string with its unit (or
+ * a number for counts and bytes), or {"value": ..., "source": ...}.
+ * Unknown names are errors. what names the input in messages. */
+NSIM_NODISCARD int nsim_params_apply(nsim_params *p, const struct cJSON *obj,
+                                     const char *what, nsim_err *err);
+/* Loads a params file (same object, optionally under "params"). */
+NSIM_NODISCARD int nsim_params_load(nsim_params *p, const char *path,
+                                    nsim_err *err);
+/* JSON text of the table with current values (malloc'd). */
+NSIM_NODISCARD int nsim_params_to_json(const nsim_params *p, char **out,
+                                       nsim_err *err);
+
+/* Per-SM streaming rate of a GPU generation (bytes/s): HBM bw / SMs. */
+double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen);
+
+#endif

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * report.c - nccl-tests table and JSON results (see report.h).
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/core/jread.h"
+
+void nsim_report_header(FILE *f, const nsim_report_meta *m)
+{
+    fprintf(f, "# ncclsim: %s on \"%s\" (%u ranks, %u host(s)), simulated\n",
+            m->test_name, m->topology, m->nranks, m->nhosts);
+    fprintf(f, "# algorithm %s, protocol %s, %u channels, %u QP(s) per "
+               "connection, buffer %llu B, channel mode %s, seed %llu\n",
+            m->algo, m->proto, m->nchannels, m->qps_per_conn,
+            (unsigned long long)m->buffsize, m->channel_mode,
+            (unsigned long long)m->seed);
+    fprintf(f, "#\n");
+    fprintf(f, "#                                                              "
+               "out-of-place                       in-place          \n");
+    fprintf(f, "#       size         count      type   redop    root     time  "
+               " algbw   busbw  #wrong     time   algbw   busbw  #wrong \n");
+    fprintf(f, "#        (B)    (elements)                               (us)  "
+               "(GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         \n");
+}
+
+static void print_time(FILE *f, double us)
+{
+    if (us >= 10000.0)
+        fprintf(f, "  %7.1f", us);
+    else
+        fprintf(f, "  %7.2f", us);
+}
+
+void nsim_report_row_print(FILE *f, const nsim_report_meta *m,
+                           const nsim_report_row *r)
+{
+    fprintf(f, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)r->size,
+            (unsigned long long)r->count, m->dtype, m->redop, m->root);
+    print_time(f, r->time_us);
+    fprintf(f, "  %6.2f  %6.2f  %6s", r->algbw, r->busbw, "N/A");
+    print_time(f, r->time_ip_us);
+    fprintf(f, "  %6.2f  %6.2f  %6s\n", r->algbw_ip, r->busbw_ip, "N/A");
+}
+
+void nsim_report_footer(FILE *f, const nsim_report_row *rows, size_t n)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += rows[i].busbw + rows[i].busbw_ip;
+    fprintf(f, "# Out of bounds values : 0 OK\n");
+    fprintf(f, "# Avg bus bandwidth    : %g \n", n ? sum / (2.0 * n) : 0.0);
+    fprintf(f, "#\n");
+}
+
+static cJSON *meta_json(const nsim_report_meta *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return NULL;
+    cJSON_AddStringToObject(o, "scenario", m->scenario);
+    cJSON_AddStringToObject(o, "topology", m->topology);
+    cJSON_AddStringToObject(o, "collective", m->coll_name);
+    cJSON_AddStringToObject(o, "datatype", m->dtype);
+    cJSON_AddStringToObject(o, "op", m->redop);
+    cJSON_AddStringToObject(o, "algorithm", m->algo);
+    cJSON_AddStringToObject(o, "protocol", m->proto);
+    cJSON_AddStringToObject(o, "channel_mode", m->channel_mode);
+    cJSON_AddNumberToObject(o, "nranks", m->nranks);
+    cJSON_AddNumberToObject(o, "nhosts", m->nhosts);
+    cJSON_AddNumberToObject(o, "nchannels", m->nchannels);
+    cJSON_AddNumberToObject(o, "qps_per_connection", m->qps_per_conn);
+    cJSON_AddNumberToObject(o, "buffsize", (double)m->buffsize);
+    cJSON_AddNumberToObject(o, "seed", (double)m->seed);
+    return o;
+}
+
+static int add_row(cJSON *arr, const nsim_report_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL || !cJSON_AddItemToArray(arr, o))
+        return 0;
+    return cJSON_AddNumberToObject(o, "size", (double)r->size) &&
+           cJSON_AddNumberToObject(o, "count", (double)r->count) &&
+           cJSON_AddNumberToObject(o, "nchannels", r->nchannels) &&
+           cJSON_AddNumberToObject(o, "time_us", r->time_us) &&
+           cJSON_AddNumberToObject(o, "algbw", r->algbw) &&
+           cJSON_AddNumberToObject(o, "busbw", r->busbw) &&
+           cJSON_AddNumberToObject(o, "time_us_inplace", r->time_ip_us) &&
+           cJSON_AddNumberToObject(o, "algbw_inplace", r->algbw_ip) &&
+           cJSON_AddNumberToObject(o, "busbw_inplace", r->busbw_ip) &&
+           cJSON_AddNumberToObject(o, "events", (double)r->events);
+}
+
+int nsim_report_write_json(const char *path, const nsim_report_meta *m,
+                           const nsim_report_row *rows, size_t n,
+                           nsim_err *err)
+{
+    cJSON *root = cJSON_CreateObject(), *arr = NULL;
+    int ok = root != NULL &&
+             cJSON_AddStringToObject(root, "format", "ncclsim-result") &&
+             cJSON_AddNumberToObject(root, "version", 1);
+    cJSON *meta = ok ? meta_json(m) : NULL;
+    ok = ok && meta != NULL && cJSON_AddItemToObject(root, "run", meta);
+    ok = ok && (arr = cJSON_AddArrayToObject(root, "rows")) != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = add_row(arr, &rows[i]);
+    char *text = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (text == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "%s: out of memory", path);
+    size_t len = strlen(text);
+    char *withnl = realloc(text, len + 2);
+    if (withnl == NULL) {
+        free(text);
+        return NSIM_ERR(err, NSIM_ENOMEM, "%s: out of memory", path);
+    }
+    withnl[len] = '\n';
+    withnl[len + 1] = '\0';
+    int rc = nsim_write_file_atomic(path, withnl, len + 1, err);
+    free(withnl);
+    return rc;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * report.h - results as nccl-tests prints them, and as JSON.
+ *
+ * Owns: the table of all_reduce_perf and friends (size, count, type,
+ * redop, root, then time, algbw, busbw and #wrong for out-of-place and
+ * in-place; nccl-internals 8.1-8.2), its header lines, and the JSON
+ * result file (the same rows plus knobs, topology and seed), written
+ * atomically. Reads results only.
+ */
+#ifndef NSIM_OUTPUT_REPORT_H
+#define NSIM_OUTPUT_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/core/err.h"
+
+typedef struct nsim_report_meta {
+    const char *scenario, *topology, *coll_name, *test_name, *dtype, *redop;
+    const char *proto, *algo, *channel_mode;
+    uint32_t nranks, nhosts, nchannels, qps_per_conn;
+    uint64_t buffsize, seed;
+    int root; /* -1 where it does not apply */
+} nsim_report_meta;
+
+typedef struct nsim_report_row {
+    uint64_t size, count;
+    uint32_t nchannels;  /* channels the plan used at this size */
+    double time_us, algbw, busbw;          /* out-of-place */
+    double time_ip_us, algbw_ip, busbw_ip; /* in-place */
+    uint64_t events;
+    double wall_s;
+} nsim_report_row;
+
+void nsim_report_header(FILE *f, const nsim_report_meta *m);
+void nsim_report_row_print(FILE *f, const nsim_report_meta *m,
+                           const nsim_report_row *r);
+void nsim_report_footer(FILE *f, const nsim_report_row *rows, size_t n);
+NSIM_NODISCARD int nsim_report_write_json(const char *path,
+                                          const nsim_report_meta *m,
+                                          const nsim_report_row *rows,
+                                          size_t n, nsim_err *err);
+
+#endif

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * exec.c - plays a plan on the simulated models (see exec.h).
+ */
+#include "exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fabric.h"
+#include "models/transport.h"
+#include "sim/core/units.h"
+
+typedef struct lane_rt {
+    const nsim_plan_lane *pl;
+    uint32_t op;
+    int busy;
+    uint32_t sm_server;
+    double sm_bw;
+    nsim_time waiting_since; /* blocked on a send slot since */
+} lane_rt;
+
+typedef struct conn_rt {
+    const nsim_transport_ops *ops;
+    void *state;
+    uint64_t sent, credits, visible, consumed;
+    uint32_t send_lane, recv_lane;
+    nsim_conn_stats st;
+} conn_rt;
+
+typedef struct exec {
+    nsim_sim *sim;
+    nsim_fabric *fab;
+    const nsim_plan *plan;
+    nsim_xport_env env;
+    lane_rt *lanes;
+    conn_rt *conns;
+    uint32_t nlanes, lanes_left;
+    uint32_t max_inflight;
+    nsim_time finish;
+} exec;
+
+static void lane_try(exec *ex, uint32_t li);
+
+static void on_lane_done(nsim_sim *sim, nsim_event *ev)
+{
+    exec *ex = ev->target;
+    uint32_t li = (uint32_t)ev->arg.u64;
+    lane_rt *l = &ex->lanes[li];
+    const nsim_plan_op *op = &l->pl->ops[l->op];
+    l->busy = 0;
+    if (op->prim & NSIM_PRIM_RECV) {
+        conn_rt *c = &ex->conns[l->pl->recv_conn];
+        c->consumed++;
+        if (c->ops->consumed(c->state) != NSIM_OK) {
+            nsim_sim_fail(sim, NSIM_ENOMEM, "executor: out of memory");
+            return;
+        }
+    }
+    if (++l->op == l->pl->nops) {
+        ex->lanes_left--;
+        if (nsim_sim_now(sim) > ex->finish)
+            ex->finish = nsim_sim_now(sim);
+        return;
+    }
+    lane_try(ex, li);
+}
+
+/* Can op start now? Records when a sender starts waiting for a slot. */
+static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
+{
+    if ((op->prim & NSIM_PRIM_RECV) &&
+        ex->conns[l->pl->recv_conn].visible <=
+            ex->conns[l->pl->recv_conn].consumed)
+        return 0;
+    if (op->prim & NSIM_PRIM_SEND) {
+        conn_rt *c = &ex->conns[l->pl->send_conn];
+        if (c->sent - c->credits >= ex->max_inflight) {
+            if (l->waiting_since == NSIM_TIME_MAX)
+                l->waiting_since = nsim_sim_now(ex->sim);
+            return 0;
+        }
+        if (l->waiting_since != NSIM_TIME_MAX) {
+            c->st.blocked_credit_ps += nsim_sim_now(ex->sim) - l->waiting_since;
+            l->waiting_since = NSIM_TIME_MAX;
+        }
+    }
+    return 1;
+}
+
+static void lane_try(exec *ex, uint32_t li)
+{
+    lane_rt *l = &ex->lanes[li];
+    if (l->busy || l->op >= l->pl->nops)
+        return;
+    const nsim_plan_op *op = &l->pl->ops[l->op];
+    if (!op_ready(ex, l, op))
+        return;
+    nsim_time done = nsim_sim_now(ex->sim);
+    if (op->prim & NSIM_PRIM_SEND) {
+        conn_rt *c = &ex->conns[l->pl->send_conn];
+        c->sent++;
+        c->st.slices++;
+        c->st.bytes += op->bytes;
+        if (c->ops->send(c->state, l->sm_server, op->bytes, &done) != NSIM_OK) {
+            nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
+            return;
+        }
+    } else {
+        /* final receive: the thread block copies the slice out locally */
+        done += nsim_xfer_ps(op->bytes, l->sm_bw);
+    }
+    l->busy = 1;
+    if (nsim_sim_schedule_at(ex->sim, done, on_lane_done, ex, 0, li, NULL))
+        nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
+}
+
+static void on_visible(nsim_sim *sim, nsim_event *ev)
+{
+    exec *ex = ev->target;
+    conn_rt *c = &ex->conns[ev->arg.u64];
+    (void)sim;
+    c->visible++;
+    lane_try(ex, c->recv_lane);
+}
+
+/* The receiver sees the slice once the sender's tail store and its own
+ * poll have happened (p2p_step_sync_ps). */
+static void cb_arrived(void *vex, uint32_t conn)
+{
+    exec *ex = vex;
+    if (nsim_sim_schedule(ex->sim, ex->env.params->p2p_step_sync_ps,
+                          on_visible, ex, 0, conn, NULL) != NSIM_OK)
+        nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
+}
+
+static void cb_credit(void *vex, uint32_t conn)
+{
+    exec *ex = vex;
+    conn_rt *c = &ex->conns[conn];
+    c->credits++;
+    lane_try(ex, c->send_lane);
+}
+
+static void on_start(nsim_sim *sim, nsim_event *ev)
+{
+    exec *ex = ev->target;
+    (void)sim;
+    for (uint32_t i = 0; i < ex->nlanes; i++)
+        lane_try(ex, i);
+}
+
+static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
+                 nsim_err *err)
+{
+    const nsim_plan *p = ex->plan;
+    ex->nlanes = p->nchannels * p->nranks;
+    ex->lanes = calloc(ex->nlanes, sizeof *ex->lanes);
+    ex->conns = calloc(p->nconns, sizeof *ex->conns);
+    if (ex->lanes == NULL || ex->conns == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+    ex->max_inflight = NSIM_NCCL_STEPS / p->slice_steps;
+    ex->env = (nsim_xport_env){ex->sim, ex->fab, topo, params, p, ex,
+                               cb_arrived, cb_credit};
+    for (uint32_t i = 0; i < ex->nlanes; i++) {
+        lane_rt *l = &ex->lanes[i];
+        const nsim_device *g =
+            nsim_topo_device(topo, nsim_topo_rank_device(topo, i % p->nranks));
+        l->pl = &p->lanes[i];
+        l->sm_bw = nsim_params_sm_stream_bw(params, g->gen);
+        l->waiting_since = NSIM_TIME_MAX;
+        if (nsim_fabric_add_server(ex->fab, l->sm_bw, 0, NSIM_WIRE_RAW,
+                                   &l->sm_server) != NSIM_OK)
+            return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+        if (l->pl->nops > 0)
+            ex->lanes_left++;
+    }
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        conn_rt *c = &ex->conns[i];
+        const nsim_plan_conn *pc = &p->conns[i];
+        c->ops = pc->transport == NSIM_TRANSPORT_P2P ? &nsim_p2p_transport
+                                                     : &nsim_net_transport;
+        c->send_lane = pc->channel * p->nranks + pc->from;
+        c->recv_lane = pc->channel * p->nranks + pc->to;
+        NSIM_TRY(c->ops->setup(&ex->env, i, &c->state, err));
+    }
+    return NSIM_OK;
+}
+
+static void teardown(exec *ex)
+{
+    if (ex->conns != NULL)
+        for (uint32_t i = 0; i < ex->plan->nconns; i++)
+            if (ex->conns[i].ops != NULL)
+                ex->conns[i].ops->teardown(ex->conns[i].state);
+    free(ex->conns);
+    free(ex->lanes);
+    nsim_fabric_destroy(ex->fab);
+    nsim_sim_destroy(ex->sim);
+}
+
+static int collect(exec *ex, const nsim_exec_opts *opts, nsim_exec_result *res,
+                   nsim_err *err)
+{
+    const nsim_plan *p = ex->plan;
+    memset(res, 0, sizeof *res);
+    res->time_ps = ex->finish;
+    res->events = nsim_sim_get_counters(ex->sim).events_run;
+    res->nconns = p->nconns;
+    for (uint32_t i = 0; i < p->nconns; i++)
+        res->bytes_moved += ex->conns[i].st.bytes;
+    if (opts->want_conn_stats) {
+        res->conns = malloc(p->nconns * sizeof *res->conns);
+        if (res->conns == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+        for (uint32_t i = 0; i < p->nconns; i++)
+            res->conns[i] = ex->conns[i].st;
+    }
+    return NSIM_OK;
+}
+
+int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
+                  const nsim_params *params, const nsim_exec_opts *opts,
+                  nsim_exec_result *res, nsim_err *err)
+{
+    exec ex = {0};
+    ex.plan = plan;
+    int rc = nsim_sim_create(opts->seed, &ex.sim, err);
+    if (rc == NSIM_OK)
+        rc = nsim_fabric_create(ex.sim, topo, params, &ex.fab, err);
+    if (rc == NSIM_OK)
+        rc = setup(&ex, topo, params, err);
+    if (rc == NSIM_OK)
+        rc = nsim_sim_schedule(ex.sim, params->kernel_launch_ps, on_start, &ex,
+                               0, 0, NULL);
+    if (rc == NSIM_OK && (rc = nsim_sim_run(ex.sim, NSIM_TIME_MAX)) != NSIM_OK)
+        NSIM_ERR(err, rc, "%s", nsim_sim_error(ex.sim)->msg);
+    if (rc == NSIM_OK && ex.lanes_left != 0)
+        rc = NSIM_ERR(err, NSIM_ESIM,
+                      "simulation stalled: %u of %u thread blocks never "
+                      "finished (a deadlock in the plan or a lost credit)",
+                      ex.lanes_left, ex.nlanes);
+    if (rc == NSIM_OK)
+        rc = collect(&ex, opts, res, err);
+    teardown(&ex);
+    return rc;
+}
+
+void nsim_exec_result_free(nsim_exec_result *res)
+{
+    free(res->conns);
+    res->conns = NULL;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * exec.h - the executor: plays a plan on the simulated models.
+ *
+ * Owns: one run of one collective instance: the engine, the fabric, the
+ * transports of every connection, and per rank and channel a thread block
+ * that walks its ops in order. An op starts when its input slice is
+ * visible (receive), its connection has a free slot (send: at most
+ * NCCL_STEPS / sliceSteps slices in flight) and the thread block is idle;
+ * it ends when the thread block has streamed the slice; a received slot
+ * is handed back (credit) when the op that read it ends.
+ *
+ * Workload: one run per message size; events ~ pieces x hops.
+ */
+#ifndef NSIM_EXEC_EXEC_H
+#define NSIM_EXEC_EXEC_H
+
+#include <stdint.h>
+
+#include "models/params.h"
+#include "sim/core/sim.h"
+#include "sim/plan/plan.h"
+#include "sim/topo/topo.h"
+
+typedef struct nsim_conn_stats {
+    uint64_t slices, bytes;
+    nsim_time blocked_credit_ps; /* sender waited for a free slot */
+} nsim_conn_stats;
+
+typedef struct nsim_exec_result {
+    nsim_time time_ps;    /* launch to the last rank's completion */
+    uint64_t events;      /* engine events run */
+    uint64_t bytes_moved; /* payload over all connections */
+    uint32_t nconns;
+    nsim_conn_stats *conns; /* per connection (malloc'd, may be NULL) */
+} nsim_exec_result;
+
+typedef struct nsim_exec_opts {
+    uint64_t seed;
+    int want_conn_stats;
+} nsim_exec_opts;
+
+NSIM_NODISCARD int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
+                                 const nsim_params *params,
+                                 const nsim_exec_opts *opts,
+                                 nsim_exec_result *res, nsim_err *err);
+void nsim_exec_result_free(nsim_exec_result *res);
+
+#endif

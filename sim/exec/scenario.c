@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * scenario.c - the scenario file (see scenario.h).
+ */
+#include "scenario.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/core/jread.h"
+#include "sim/core/units.h"
+
+static const char *const top_keys[] = {
+    "format",   "version",   "name",       "comment",  "topology",
+    "collective", "datatype", "op",        "min_bytes", "max_bytes",
+    "step_factor", "step_bytes", "nchannels", "qps_per_connection",
+    "buffsize", "protocol",  "algorithm",  "channel_mode", "env",
+    "seed",     "params",    NULL};
+
+uint32_t nsim_dtype_size(const char *name)
+{
+    static const struct {
+        const char *n;
+        uint32_t sz;
+    } t[] = {{"int8", 1},    {"uint8", 1},   {"char", 1},   {"int32", 4},
+             {"uint32", 4},  {"int", 4},     {"int64", 8},  {"uint64", 8},
+             {"half", 2},    {"float16", 2}, {"bfloat16", 2}, {"float", 4},
+             {"float32", 4}, {"double", 8},  {"float64", 8}, {"f8e4m3", 1},
+             {"f8e5m2", 1}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(name, t[i].n) == 0)
+            return t[i].sz;
+    return 0;
+}
+
+void nsim_scenario_destroy(nsim_scenario *s)
+{
+    if (s == NULL)
+        return;
+    nsim_topo_destroy(s->topo);
+    free(s);
+}
+
+static int load_topology(nsim_scenario *s, const nsim_jctx *c,
+                         const cJSON *root)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "topology");
+    if (t == NULL)
+        return nsim_jfail(c, "", "topology", "missing (required)");
+    if (cJSON_IsObject(t)) {
+        char *text = cJSON_PrintUnformatted(t);
+        if (text == NULL)
+            return NSIM_ERR(c->err, NSIM_ENOMEM, "out of memory");
+        char what[600];
+        snprintf(what, sizeof what, "%s: topology", c->file);
+        int rc = nsim_topo_parse(text, strlen(text), what, &s->topo, c->err);
+        free(text);
+        return rc;
+    }
+    if (!cJSON_IsString(t))
+        return nsim_jfail(c, "", "topology",
+                          "expected a file name or an inline topology");
+    char path[1024], dir[512];
+    snprintf(dir, sizeof dir, "%s", c->file);
+    const char *name = t->valuestring;
+    if (name[0] == '/')
+        snprintf(path, sizeof path, "%s", name);
+    else
+        snprintf(path, sizeof path, "%s/%s", dirname(dir), name);
+    return nsim_topo_load(path, &s->topo, c->err);
+}
+
+static int parse_u32_text(const char *text, uint32_t min, uint32_t max,
+                          uint32_t *out)
+{
+    char *end;
+    unsigned long v = strtoul(text, &end, 10);
+    if (end == text || *end != '\0' || v < min || v > max)
+        return NSIM_EINVAL;
+    *out = (uint32_t)v;
+    return NSIM_OK;
+}
+
+/* NCCL's variables for the knobs (nccl-internals 9). */
+static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
+                         const char *key, const char *v)
+{
+    const char *why = NULL;
+    int rc = NSIM_OK;
+    if (strcmp(key, "NCCL_MIN_NCHANNELS") == 0 ||
+        strcmp(key, "NCCL_MIN_NRINGS") == 0)
+        rc = parse_u32_text(v, 1, NSIM_MAX_CHANNELS, &s->min_channels);
+    else if (strcmp(key, "NCCL_MAX_NCHANNELS") == 0 ||
+             strcmp(key, "NCCL_MAX_NRINGS") == 0)
+        rc = parse_u32_text(v, 1, NSIM_MAX_CHANNELS, &s->max_channels);
+    else if (strcmp(key, "NCCL_IB_QPS_PER_CONNECTION") == 0)
+        rc = parse_u32_text(v, 1, 128, &s->qps_per_conn);
+    else if (strcmp(key, "NCCL_BUFFSIZE") == 0)
+        rc = nsim_units_parse_size(v, &s->buffsize, &why);
+    else if (strcmp(key, "NCCL_PROTO") == 0)
+        rc = nsim_proto_parse(v, &s->proto);
+    else if (strcmp(key, "NCCL_ALGO") == 0)
+        rc = nsim_algo_parse(v, &s->algo);
+    else if (strcmp(key, "NCCL_NET_SHARED_COMMS") == 0) {
+        uint32_t b = 0;
+        rc = parse_u32_text(v, 0, 1, &b);
+        s->channel_mode = b ? NSIM_CHANNEL_SHARED : NSIM_CHANNEL_DEDICATED;
+    } else
+        return nsim_jfail(c, "env", key,
+                          "not a variable this ncclsim models (known: "
+                          "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, "
+                          "NCCL_IB_QPS_PER_CONNECTION, NCCL_BUFFSIZE, "
+                          "NCCL_PROTO, NCCL_ALGO, NCCL_NET_SHARED_COMMS)");
+    if (rc != NSIM_OK)
+        return nsim_jfail(c, "env", key, "invalid value \"%s\"", v);
+    return NSIM_OK;
+}
+
+static int read_env(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
+{
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(root, "env");
+    if (env == NULL)
+        return NSIM_OK;
+    if (!cJSON_IsObject(env))
+        return nsim_jfail(c, "", "env", "expected an object of NCCL_* "
+                                        "variables");
+    for (const cJSON *it = env->child; it != NULL; it = it->next) {
+        char num[32];
+        const char *v = NULL;
+        if (cJSON_IsString(it))
+            v = it->valuestring;
+        else if (cJSON_IsNumber(it)) {
+            snprintf(num, sizeof num, "%.17g", it->valuedouble);
+            v = num;
+        } else
+            return nsim_jfail(c, "env", it->string,
+                              "expected a string or a number");
+        NSIM_TRY(apply_env_var(s, c, it->string, v));
+    }
+    return NSIM_OK;
+}
+
+static int read_enum(const nsim_jctx *c, const cJSON *root, const char *key,
+                     int (*parse)(const char *, void *), void *out,
+                     const char *expected)
+{
+    const char *v = NULL;
+    NSIM_TRY(nsim_jget_string(c, root, "", key, 0, &v));
+    if (v != NULL && parse(v, out) != NSIM_OK)
+        return nsim_jfail(c, "", key, "expected %s, got \"%s\"", expected, v);
+    return NSIM_OK;
+}
+
+static int parse_coll(const char *v, void *out) { return nsim_coll_parse(v, out); }
+static int parse_proto(const char *v, void *out) { return nsim_proto_parse(v, out); }
+static int parse_algo(const char *v, void *out) { return nsim_algo_parse(v, out); }
+static int parse_mode(const char *v, void *out)
+{
+    nsim_channel_mode *m = out;
+    if (strcmp(v, "dedicated") == 0)
+        *m = NSIM_CHANNEL_DEDICATED;
+    else if (strcmp(v, "shared") == 0)
+        *m = NSIM_CHANNEL_SHARED;
+    else
+        return NSIM_EINVAL;
+    return NSIM_OK;
+}
+
+static int read_collective(nsim_scenario *s, const nsim_jctx *c,
+                           const cJSON *root)
+{
+    const char *dt = "float", *op = "sum";
+    if (cJSON_GetObjectItemCaseSensitive(root, "collective") == NULL)
+        return nsim_jfail(c, "", "collective", "missing (required)");
+    NSIM_TRY(read_enum(c, root, "collective", parse_coll, &s->coll,
+                       "allreduce, allgather, reducescatter, broadcast, "
+                       "reduce, sendrecv or alltoall (or nccl-tests' "
+                       "all_reduce_perf, ...)"));
+    NSIM_TRY(nsim_jget_string(c, root, "", "datatype", 0, &dt));
+    if ((s->type_size = nsim_dtype_size(dt)) == 0)
+        return nsim_jfail(c, "", "datatype",
+                          "expected int8, uint8, int32, uint32, int64, "
+                          "uint64, half, float, double or bfloat16, got "
+                          "\"%s\"",
+                          dt);
+    snprintf(s->dtype, sizeof s->dtype, "%s", dt);
+    NSIM_TRY(nsim_jget_string(c, root, "", "op", 0, &op));
+    if (strcmp(op, "sum") && strcmp(op, "prod") && strcmp(op, "max") &&
+        strcmp(op, "min") && strcmp(op, "avg"))
+        return nsim_jfail(c, "", "op",
+                          "expected sum, prod, max, min or avg, got \"%s\"",
+                          op);
+    snprintf(s->redop, sizeof s->redop, "%s", op);
+    return NSIM_OK;
+}
+
+static int read_sizes(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
+{
+    NSIM_TRY(nsim_jget_size(c, root, "", "min_bytes", 1, &s->min_bytes));
+    NSIM_TRY(nsim_jget_size(c, root, "", "max_bytes", 1, &s->max_bytes));
+    s->step_factor = 2;
+    NSIM_TRY(nsim_jget_double(c, root, "", "step_factor", 0, 1, 1e6,
+                              &s->step_factor));
+    NSIM_TRY(nsim_jget_size(c, root, "", "step_bytes", 0, &s->step_bytes));
+    if (s->step_factor <= 1 && s->step_bytes == 0)
+        return nsim_jfail(c, "", "step_bytes",
+                          "expected > 0 when step_factor is 1");
+    return nsim_scenario_check_sizes(s, c->err);
+}
+
+int nsim_scenario_check_sizes(const nsim_scenario *s, nsim_err *err)
+{
+    if (s->min_bytes == 0 || s->min_bytes > s->max_bytes)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: sizes: the range %llu..%llu bytes is empty",
+                        s->source, (unsigned long long)s->min_bytes,
+                        (unsigned long long)s->max_bytes);
+    if (s->min_bytes % s->type_size != 0 || s->max_bytes % s->type_size != 0)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: sizes: %llu and %llu must be multiples of the "
+                        "%s size (%u bytes)",
+                        s->source, (unsigned long long)s->min_bytes,
+                        (unsigned long long)s->max_bytes, s->dtype,
+                        s->type_size);
+    return NSIM_OK;
+}
+
+static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
+{
+    int64_t v = 0;
+    NSIM_TRY(nsim_jget_int(c, root, "", "nchannels", 0, 1, NSIM_MAX_CHANNELS,
+                           &v));
+    s->nchannels = (uint32_t)v;
+    v = 1;
+    NSIM_TRY(nsim_jget_int(c, root, "", "qps_per_connection", 0, 1, 128, &v));
+    s->qps_per_conn = (uint32_t)v;
+    s->buffsize = 4u << 20; /* NCCL_BUFFSIZE default, nccl 3.2 */
+    NSIM_TRY(nsim_jget_size(c, root, "", "buffsize", 0, &s->buffsize));
+    NSIM_TRY(read_enum(c, root, "protocol", parse_proto, &s->proto,
+                       "Simple, LL or LL128"));
+    NSIM_TRY(read_enum(c, root, "algorithm", parse_algo, &s->algo, "Ring"));
+    NSIM_TRY(read_enum(c, root, "channel_mode", parse_mode, &s->channel_mode,
+                       "dedicated or shared"));
+    v = 1;
+    NSIM_TRY(nsim_jget_int(c, root, "", "seed", 0, 0, INT64_MAX / 2, &v));
+    s->seed = (uint64_t)v;
+    NSIM_TRY(read_env(s, c, root));
+    if (s->buffsize < 4096 || s->buffsize % 4096 != 0)
+        return nsim_jfail(c, "", "buffsize",
+                          "expected a positive multiple of 4096 bytes");
+    if (s->min_channels && s->max_channels && s->min_channels > s->max_channels)
+        return nsim_jfail(c, "env", "NCCL_MIN_NCHANNELS",
+                          "greater than NCCL_MAX_NCHANNELS");
+    return NSIM_OK;
+}
+
+static int read_params(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
+{
+    nsim_params_defaults(&s->params);
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "params");
+    if (p == NULL)
+        return NSIM_OK;
+    if (cJSON_IsString(p)) {
+        char path[1024], dir[512];
+        snprintf(dir, sizeof dir, "%s", c->file);
+        if (p->valuestring[0] == '/')
+            snprintf(path, sizeof path, "%s", p->valuestring);
+        else
+            snprintf(path, sizeof path, "%s/%s", dirname(dir), p->valuestring);
+        return nsim_params_load(&s->params, path, c->err);
+    }
+    return nsim_params_apply(&s->params, p, c->file, c->err);
+}
+
+static int read_header(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
+{
+    const char *fmt = NULL, *name = NULL;
+    int64_t ver = 0;
+    NSIM_TRY(nsim_jcheck_keys(c, root, "", top_keys));
+    NSIM_TRY(nsim_jget_string(c, root, "", "format", 1, &fmt));
+    if (strcmp(fmt, NSIM_SCENARIO_FORMAT) != 0)
+        return nsim_jfail(c, "", "format", "expected \"%s\", got \"%s\"",
+                          NSIM_SCENARIO_FORMAT, fmt);
+    NSIM_TRY(nsim_jget_int(c, root, "", "version", 1, 0, 1 << 20, &ver));
+    if (ver != NSIM_SCENARIO_VERSION)
+        return nsim_jfail(c, "", "version",
+                          "this ncclsim reads version %d, got %lld",
+                          NSIM_SCENARIO_VERSION, (long long)ver);
+    NSIM_TRY(nsim_jget_string(c, root, "", "name", 0, &name));
+    snprintf(s->name, sizeof s->name, "%s", name ? name : "");
+    return NSIM_OK;
+}
+
+void nsim_scenario_resolve_channels(nsim_scenario *s)
+{
+    uint32_t n = s->nchannels ? s->nchannels
+                              : nsim_plan_default_channels(s->topo);
+    if (s->max_channels && n > s->max_channels)
+        n = s->max_channels;
+    if (s->min_channels && n < s->min_channels)
+        n = s->min_channels;
+    s->nchannels = n;
+}
+
+int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
+{
+    cJSON *root = NULL;
+    nsim_jctx c = {path, err};
+    nsim_scenario *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+    snprintf(s->source, sizeof s->source, "%s", path);
+    int rc = nsim_json_load(path, &root, err);
+    if (rc == NSIM_OK)
+        rc = read_header(s, &c, root);
+    if (rc == NSIM_OK)
+        rc = read_collective(s, &c, root);
+    if (rc == NSIM_OK)
+        rc = read_sizes(s, &c, root);
+    if (rc == NSIM_OK)
+        rc = read_knobs(s, &c, root);
+    if (rc == NSIM_OK)
+        rc = read_params(s, &c, root);
+    if (rc == NSIM_OK)
+        rc = load_topology(s, &c, root);
+    cJSON_Delete(root);
+    if (rc != NSIM_OK) {
+        nsim_scenario_destroy(s);
+        return rc;
+    }
+    nsim_scenario_resolve_channels(s);
+    *out = s;
+    return NSIM_OK;
+}
+
+nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes)
+{
+    nsim_plan_req r = {s->coll,      s->algo,         s->proto,
+                       bytes,        s->type_size,    s->nchannels,
+                       s->qps_per_conn, s->buffsize,  s->channel_mode};
+    return r;
+}

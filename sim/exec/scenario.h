@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * scenario.h - a scenario: the topology, the collective, the data type and
+ * reduction, the size range, the knobs (channels, QPs per connection,
+ * buffer size, protocol, algorithm, channel mode) with NCCL's own
+ * environment variable names accepted for them, the seed, and the model
+ * parameters. Format "ncclsim-scenario" version 1 (README).
+ *
+ * Owns: loading and checking a scenario file (errors as "FILE: FIELD:
+ * expected ..."), the topology it names (a JSON file relative to the
+ * scenario, or inline), and the sizes of the sweep.
+ */
+#ifndef NSIM_EXEC_SCENARIO_H
+#define NSIM_EXEC_SCENARIO_H
+
+#include <stdint.h>
+
+#include "models/params.h"
+#include "sim/plan/plan.h"
+#include "sim/topo/topo.h"
+
+#define NSIM_SCENARIO_FORMAT "ncclsim-scenario"
+#define NSIM_SCENARIO_VERSION 1
+
+typedef struct nsim_scenario {
+    char name[128];
+    char source[512];  /* the file it came from */
+    nsim_topo *topo;   /* owned */
+    nsim_coll coll;
+    char dtype[16];
+    uint32_t type_size;
+    char redop[8];
+    uint64_t min_bytes, max_bytes;
+    double step_factor;  /* > 1: multiply; else add step_bytes */
+    uint64_t step_bytes;
+    uint32_t nchannels;  /* resolved: explicit, or NCCL's default clamped
+                          * by NCCL_MIN/MAX_NCHANNELS */
+    uint32_t min_channels, max_channels;
+    uint32_t qps_per_conn;
+    uint64_t buffsize;
+    nsim_proto proto;
+    nsim_algo algo;
+    nsim_channel_mode channel_mode;
+    uint64_t seed;
+    nsim_params params;
+} nsim_scenario;
+
+NSIM_NODISCARD int nsim_scenario_load(const char *path, nsim_scenario **out,
+                                      nsim_err *err);
+void nsim_scenario_destroy(nsim_scenario *s);
+
+/* Checks the size range against the type (used again after the command
+ * line has changed it). */
+NSIM_NODISCARD int nsim_scenario_check_sizes(const nsim_scenario *s,
+                                             nsim_err *err);
+/* The plan request for one size. */
+nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes);
+/* Resolves the channel count from the knobs and the topology. */
+void nsim_scenario_resolve_channels(nsim_scenario *s);
+
+/* nccl-tests' data types: size in bytes, 0 if unknown. */
+uint32_t nsim_dtype_size(const char *name);
+
+#endif

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * plan.h - the plan: who sends which bytes to whom, on which channel and
+ * connection, after what. The spine of ncclsim: the planner builds it from
+ * a topology and a request; the executor plays it on the models (or on
+ * hardware); `ncclsim plan` writes it as JSON.
+ *
+ * Owns: nsim_plan (plain data: rings, connections, and per rank and
+ * channel the ordered list of primitive operations, one per slice),
+ * building it (NCCL's ring construction and the Simple-protocol ring
+ * AllReduce cut: chunks of chunkSteps slots, slices of sliceSteps slots,
+ * 8 slots per connection, nccl-internals.md 0, 2, 3), and its JSON form.
+ *
+ * Units: bytes; ranks and channels are indices.
+ */
+#ifndef NSIM_PLAN_PLAN_H
+#define NSIM_PLAN_PLAN_H
+
+#include <stdint.h>
+
+#include "sim/core/err.h"
+#include "sim/topo/topo.h"
+
+#define NSIM_NCCL_STEPS 8 /* slots per connection (nccl 0) */
+#define NSIM_MAX_CHANNELS 64
+
+typedef enum nsim_coll {
+    NSIM_COLL_ALLREDUCE,
+    NSIM_COLL_ALLGATHER,
+    NSIM_COLL_REDUCESCATTER,
+    NSIM_COLL_BROADCAST,
+    NSIM_COLL_REDUCE,
+    NSIM_COLL_SENDRECV,
+    NSIM_COLL_ALLTOALL,
+    NSIM_COLL__COUNT
+} nsim_coll;
+
+typedef enum nsim_proto {
+    NSIM_PROTO_SIMPLE,
+    NSIM_PROTO_LL,
+    NSIM_PROTO_LL128,
+    NSIM_PROTO__COUNT
+} nsim_proto;
+
+typedef enum nsim_algo { NSIM_ALGO_RING, NSIM_ALGO__COUNT } nsim_algo;
+
+typedef enum nsim_transport {
+    NSIM_TRANSPORT_P2P, /* GPU stores over NVLink or PCIe */
+    NSIM_TRANSPORT_NET, /* proxy + NIC (IB verbs) */
+} nsim_transport;
+
+typedef enum nsim_channel_mode {
+    NSIM_CHANNEL_DEDICATED, /* each channel owns its connections and QPs */
+    NSIM_CHANNEL_SHARED,    /* channels to one peer on one NIC share QPs */
+} nsim_channel_mode;
+
+/* Primitive flags of one op (NCCL's prims: send, recvReduceSend, ...). */
+#define NSIM_PRIM_RECV 1u
+#define NSIM_PRIM_SEND 2u
+#define NSIM_PRIM_REDUCE 4u
+#define NSIM_PRIM_COPY_OUT 8u
+
+typedef struct nsim_plan_op {
+    uint8_t prim;    /* NSIM_PRIM_* */
+    uint8_t slice;   /* slice index within its chunk step */
+    uint16_t step;   /* ring step within the loop, 0..2(n-1) */
+    uint32_t chunk;  /* chunk index (which rank's block) */
+    uint64_t offset; /* byte offset in the rank's buffer */
+    uint64_t bytes;  /* payload of this slice (may be 0) */
+} nsim_plan_op;
+
+/* One directed connection: channel c, rank from -> rank to. */
+typedef struct nsim_plan_conn {
+    uint32_t channel, from, to;
+    nsim_transport transport;
+    nsim_path_type path;  /* route type between the GPUs */
+    uint32_t send_nic, recv_nic; /* NIC device ids (NET) or UINT32_MAX */
+    uint32_t nqps;
+} nsim_plan_conn;
+
+/* The work of one rank on one channel. */
+typedef struct nsim_plan_lane {
+    uint32_t channel, rank;
+    uint32_t send_conn, recv_conn; /* indices into conns, or UINT32_MAX */
+    uint32_t nops;
+    nsim_plan_op *ops;
+} nsim_plan_lane;
+
+typedef struct nsim_plan_req {
+    nsim_coll coll;
+    nsim_algo algo;
+    nsim_proto proto;
+    uint64_t bytes;         /* per-rank buffer size (nccl-tests "size") */
+    uint32_t type_size;
+    uint32_t nchannels;     /* 0: as NCCL would */
+    uint32_t qps_per_conn;
+    uint64_t buffsize;      /* Simple buffer per connection */
+    nsim_channel_mode channel_mode;
+} nsim_plan_req;
+
+typedef struct nsim_plan {
+    nsim_plan_req req;
+    uint32_t nranks, nhosts, nchannels;
+    uint64_t step_bytes, slice_bytes, chunk_bytes;
+    uint32_t chunk_steps, slice_steps;
+    uint32_t *ring;     /* nchannels x nranks: ring order per channel */
+    uint64_t *chan_offset, *chan_bytes; /* per channel byte range */
+    nsim_plan_conn *conns;
+    uint32_t nconns;
+    nsim_plan_lane *lanes; /* nchannels x nranks, [c * nranks + rank] */
+} nsim_plan;
+
+/* Builds the plan; errors (a ring that cannot be formed, an unsupported
+ * collective) name the constraint. */
+NSIM_NODISCARD int nsim_plan_build(nsim_topo *topo, const nsim_plan_req *req,
+                                   nsim_plan **out, nsim_err *err);
+void nsim_plan_destroy(nsim_plan *p);
+
+/* Channel count NCCL would use on this topology (nccl 2.2, 2.5). */
+uint32_t nsim_plan_default_channels(nsim_topo *topo);
+
+/* JSON text (malloc'd). */
+NSIM_NODISCARD int nsim_plan_to_json(const nsim_plan *p, const nsim_topo *t,
+                                     char **out, nsim_err *err);
+
+const char *nsim_coll_name(nsim_coll c);
+const char *nsim_proto_name(nsim_proto p);
+const char *nsim_algo_name(nsim_algo a);
+const char *nsim_transport_name(nsim_transport t);
+int nsim_coll_parse(const char *s, nsim_coll *out);
+int nsim_proto_parse(const char *s, nsim_proto *out);
+int nsim_algo_parse(const char *s, nsim_algo *out);
+
+/* nccl-tests' busbw factor (nccl 8.2). */
+double nsim_coll_busbw_factor(nsim_coll c, uint32_t nranks);
+
+#endif
