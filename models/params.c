@@ -73,9 +73,11 @@ const nsim_param_info nsim_param_table[] = {
     P(hca_dma_read_outstanding, COUNT, "16",
       "hw 2.4: read throughput is bounded by bytes in flight / RTT; 16 MTU "
       "reads (64 KiB) cover 50 GB/s at ~1.3 us"),
-    P(proxy_action_ps, TIME, "1 us",
+    P(proxy_action_ps, TIME, "375 ns",
       "nccl 4.1: NCCL models 1.0 us of network overhead per step (Intel "
-      "hosts) for each proxy action (post, test)"),
+      "hosts), x3 for Simple: 3 us per ring step; a Simple ring step is "
+      "2 slices with ~4 proxy actions each (isend, poll send, poll recv, "
+      "repost): 3 us / 8 = 375 ns per action"),
     P(gpu_memory_latency_ps, TIME, "600 ns",
       "hw 2.5: DMA read round trip device->memory ~0.5-1 us"),
     {NULL, 0, 0, NULL, NULL},

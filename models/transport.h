@@ -36,10 +36,13 @@ typedef struct nsim_xport_env {
 
 typedef struct nsim_transport_ops {
     const char *name;
-    /* Creates the state of connection conn of env->plan. env must outlive
-     * the state. */
-    int (*setup)(const nsim_xport_env *env, uint32_t conn, void **state,
-                 nsim_err *err);
+    /* Per-run state shared by the transport's connections (NICs, proxy
+     * threads); env must outlive it. May set *shared to NULL. */
+    int (*init)(const nsim_xport_env *env, void **shared, nsim_err *err);
+    void (*fini)(void *shared);
+    /* Creates the state of connection conn of env->plan. */
+    int (*setup)(void *shared, const nsim_xport_env *env, uint32_t conn,
+                 void **state, nsim_err *err);
     void (*teardown)(void *state);
     /* The sender's thread block (server sm_server) starts writing a slice
      * of bytes; *sm_done gets the time it is free for its next op. */

@@ -29,9 +29,20 @@ typedef struct p2p_conn {
     uint32_t pieces_left[MAX_INFLIGHT];
 } p2p_conn;
 
-static int p2p_setup(const nsim_xport_env *env, uint32_t conn, void **state,
-                     nsim_err *err)
+static int p2p_init(const nsim_xport_env *env, void **shared, nsim_err *err)
 {
+    (void)env;
+    (void)err;
+    *shared = NULL;
+    return NSIM_OK;
+}
+
+static void p2p_fini(void *shared) { (void)shared; }
+
+static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
+                     void **state, nsim_err *err)
+{
+    (void)shared;
     const nsim_plan_conn *pc = &env->plan->conns[conn];
     uint32_t a = nsim_topo_rank_device(env->topo, pc->from);
     uint32_t b = nsim_topo_rank_device(env->topo, pc->to);
@@ -118,6 +129,8 @@ static int p2p_consumed(void *state)
 
 const nsim_transport_ops nsim_p2p_transport = {
     .name = "P2P",
+    .init = p2p_init,
+    .fini = p2p_fini,
     .setup = p2p_setup,
     .teardown = p2p_teardown,
     .send = p2p_send,

@@ -38,7 +38,12 @@ typedef struct exec {
     uint32_t nlanes, lanes_left;
     uint32_t max_inflight;
     nsim_time finish;
+    void *shared[2]; /* per transport: P2P, NET */
+    int inited[2];
 } exec;
+
+static const nsim_transport_ops *const transports[2] = {
+    &nsim_p2p_transport, &nsim_net_transport};
 
 static void lane_try(exec *ex, uint32_t li);
 
@@ -178,11 +183,16 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
     for (uint32_t i = 0; i < p->nconns; i++) {
         conn_rt *c = &ex->conns[i];
         const nsim_plan_conn *pc = &p->conns[i];
-        c->ops = pc->transport == NSIM_TRANSPORT_P2P ? &nsim_p2p_transport
-                                                     : &nsim_net_transport;
+        int k = pc->transport == NSIM_TRANSPORT_P2P ? 0 : 1;
+        if (!ex->inited[k]) {
+            NSIM_TRY(transports[k]->init(&ex->env, &ex->shared[k], err));
+            ex->inited[k] = 1;
+        }
         c->send_lane = pc->channel * p->nranks + pc->from;
         c->recv_lane = pc->channel * p->nranks + pc->to;
-        NSIM_TRY(c->ops->setup(&ex->env, i, &c->state, err));
+        NSIM_TRY(transports[k]->setup(ex->shared[k], &ex->env, i, &c->state,
+                                      err));
+        c->ops = transports[k];
     }
     return NSIM_OK;
 }
@@ -193,6 +203,9 @@ static void teardown(exec *ex)
         for (uint32_t i = 0; i < ex->plan->nconns; i++)
             if (ex->conns[i].ops != NULL)
                 ex->conns[i].ops->teardown(ex->conns[i].state);
+    for (int k = 0; k < 2; k++)
+        if (ex->inited[k])
+            transports[k]->fini(ex->shared[k]);
     free(ex->conns);
     free(ex->lanes);
     nsim_fabric_destroy(ex->fab);

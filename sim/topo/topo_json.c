@@ -204,11 +204,13 @@ static int read_header(const nsim_jctx *c, const cJSON *root,
 {
     const char *format = NULL;
     int64_t version = 0;
-    NSIM_TRY(nsim_jcheck_keys(c, root, "", top_keys));
+    if (!cJSON_IsObject(root))
+        return nsim_jfail(c, "", "", "expected an object");
     NSIM_TRY(nsim_jget_string(c, root, "", "format", 1, &format));
     if (strcmp(format, NSIM_TOPO_FORMAT) != 0)
         return nsim_jfail(c, "", "format", "expected \"%s\", got \"%s\"",
                           NSIM_TOPO_FORMAT, format);
+    NSIM_TRY(nsim_jcheck_keys(c, root, "", top_keys));
     NSIM_TRY(nsim_jget_int(c, root, "", "version", 1, 0, 1 << 20, &version));
     if (version != NSIM_TOPO_VERSION)
         return nsim_jfail(c, "", "version",
