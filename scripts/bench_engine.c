@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     size_t pending = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000;
     uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000000;
     nsim_err err = {0};
-    nsim_sim *sim;
+    nsim_sim *sim = NULL;
     hold h = {0};
     if (nsim_sim_create(1, &sim, &err) != NSIM_OK ||
         nsim_sim_stream(sim, 1, &h.rng) != NSIM_OK)

@@ -1,16 +1,33 @@
 /* SPDX-License-Identifier: MIT
  *
- * cli_topo.c - "ncclsim topo": check and show a topology.
+ * cli_topo.c - "ncclsim topo": check, show (with an nvidia-smi-like
+ * matrix), import NCCL XML, build clusters from presets, write Graphviz,
+ * and print what an NCCL graph XML holds.
  */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "sim/core/units.h"
+#include "sim/topo/cluster.h"
+#include "sim/topo/nccl_xml.h"
+#include "sim/topo/presets.h"
 #include "sim/topo/topo.h"
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcasecmp(s + n - m, suf) == 0;
+}
 
 int nsim_cli_load_topo(const char *path, nsim_topo **out, nsim_err *err)
 {
+    if (has_suffix(path, ".xml"))
+        return nsim_ncclxml_load_file(path, NULL, out, err);
     return nsim_topo_load(path, out, err);
 }
 
@@ -99,32 +116,357 @@ static int show_routes(nsim_topo *t, nsim_err *err)
     return NSIM_OK;
 }
 
-int nsim_cmd_topo(int argc, char **argv)
+
+/* ---- the nvidia-smi-topo-like matrix ----------------------------------- */
+
+/* NVLinks on the path's first hop ("NV18"), the path type otherwise. */
+static void cell(nsim_topo *t, uint32_t a, uint32_t b, char *buf, size_t n)
+{
+    const nsim_route *r;
+    nsim_err e = {0};
+    if (a == b) {
+        snprintf(buf, n, "X");
+        return;
+    }
+    if (nsim_topo_route(t, a, b, &r, &e) != NSIM_OK) {
+        snprintf(buf, n, "DIS");
+        return;
+    }
+    const nsim_link *l = r->hops ? nsim_topo_link(t, r->links[0]) : NULL;
+    if ((r->type == NSIM_PATH_NVL || r->type == NSIM_PATH_NVB) && l)
+        snprintf(buf, n, "%s%u", r->type == NSIM_PATH_NVL ? "NV" : "NVB",
+                 l->count);
+    else
+        snprintf(buf, n, "%s", nsim_path_type_name(r->type));
+}
+
+static void show_matrix(nsim_topo *t, int32_t host)
+{
+    uint32_t ids[256], n = 0;
+    for (uint32_t i = 0; i < nsim_topo_ndevices(t) && n < 256; i++) {
+        const nsim_device *d = nsim_topo_device(t, i);
+        if (d->host == host &&
+            (d->type == NSIM_DEV_GPU || d->type == NSIM_DEV_NIC))
+            ids[n++] = i;
+    }
+    if (n == 0)
+        return;
+    printf("GPU/NIC matrix of host %d (NCCL path types; NV# = NVLinks):\n"
+           "%-12s", host, "");
+    for (uint32_t j = 0; j < n; j++) {
+        const nsim_device *d = nsim_topo_device(t, ids[j]);
+        const char *s = strrchr(d->name, '.');
+        printf(" %7.7s", s ? s + 1 : d->name);
+    }
+    printf("\n");
+    for (uint32_t i = 0; i < n; i++) {
+        const nsim_device *d = nsim_topo_device(t, ids[i]);
+        const char *s = strrchr(d->name, '.');
+        printf("%-12.12s", s ? s + 1 : d->name);
+        for (uint32_t j = 0; j < n; j++) {
+            char c[16];
+            cell(t, ids[i], ids[j], c, sizeof c);
+            printf(" %7s", c);
+        }
+        printf("\n");
+    }
+    printf("\n");
+}
+
+/* ---- dot ----------------------------------------------------------------- */
+
+static int write_dot(const nsim_topo *t, FILE *f)
+{
+    static const char *const shape[NSIM_DEV__COUNT] = {
+        "box", "doubleoctagon", "diamond", "house", "ellipse", "octagon"};
+    fprintf(f, "graph \"%s\" {\n  node [fontsize=10];\n", nsim_topo_name(t));
+    int32_t host = -2;
+    for (uint32_t i = 0; i < nsim_topo_ndevices(t); i++) {
+        const nsim_device *d = nsim_topo_device(t, i);
+        if (d->host != host) {
+            if (host != -2)
+                fprintf(f, "  }\n");
+            host = d->host;
+            if (host >= 0)
+                fprintf(f, "  subgraph \"cluster_h%d\" {\n    label=\"host "
+                           "%d\";\n", host, host);
+            else
+                fprintf(f, "  subgraph \"fabric\" {\n");
+        }
+        fprintf(f, "    \"%s\" [shape=%s", d->name, shape[d->type]);
+        if (d->type == NSIM_DEV_GPU)
+            fprintf(f, ", label=\"%s\\nrank %d %s\"", d->name, d->rank,
+                    d->gen);
+        fprintf(f, "];\n");
+    }
+    if (host != -2)
+        fprintf(f, "  }\n");
+    for (uint32_t i = 0; i < nsim_topo_nlinks(t); i += 2) {
+        const nsim_link *l = nsim_topo_link(t, i);
+        fprintf(f, "  \"%s\" -- \"%s\" [label=\"%s x%u\\n%.1f GB/s\"];\n",
+                nsim_topo_device(t, l->src)->name,
+                nsim_topo_device(t, l->dst)->name,
+                nsim_link_type_name(l->type), l->count, l->bw / 1e9);
+    }
+    fprintf(f, "}\n");
+    return ferror(f) ? NSIM_EIO : NSIM_OK;
+}
+
+/* ---- options shared by the actions -------------------------------------- */
+
+typedef struct topo_opts {
+    const char *out;
+    int32_t host;
+    nsim_xml_opts xml;
+    nsim_fabric_cfg fabric;
+    uint32_t nodes;
+    const char *preset, *topo;
+    int quiet;
+} topo_opts;
+
+enum { O_GPU_GEN = 256, O_NIC_SPEED, O_BW, O_FABRIC, O_RADIX, O_OVERSUB,
+       O_ROCE, O_NODES, O_PRESET, O_HOST, O_TOPO };
+
+static const struct option long_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"gpu-gen", required_argument, NULL, O_GPU_GEN},
+    {"nic-speed", required_argument, NULL, O_NIC_SPEED},
+    {"bw", required_argument, NULL, O_BW},
+    {"fabric", required_argument, NULL, O_FABRIC},
+    {"radix", required_argument, NULL, O_RADIX},
+    {"oversubscription", required_argument, NULL, O_OVERSUB},
+    {"roce", no_argument, NULL, O_ROCE},
+    {"nodes", required_argument, NULL, O_NODES},
+    {"node-preset", required_argument, NULL, O_PRESET},
+    {"host", required_argument, NULL, O_HOST},
+    {"topo", required_argument, NULL, O_TOPO},
+    {"quiet", no_argument, NULL, 'q'},
+    {NULL, 0, NULL, 0},
+};
+
+static void print_warn(void *ud, const char *msg)
+{
+    if (!*(int *)ud)
+        fprintf(stderr, "ncclsim: note: %s\n", msg);
+}
+
+static int parse_uint(const char *s, uint32_t max, uint32_t *out)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (s[0] == '\0' || s[0] == '-' || *end != '\0' || v > max)
+        return 0;
+    *out = (uint32_t)v;
+    return 1;
+}
+
+static int parse_opt(int c, const char *arg, topo_opts *o)
+{
+    const char *why;
+    uint32_t v;
+    char *end;
+    switch (c) {
+    case 'o': o->out = arg; return 1;
+    case 'q': o->quiet = 1; return 1;
+    case O_GPU_GEN: o->xml.gpu_gen = arg; return 1;
+    case O_NIC_SPEED:
+        return nsim_units_parse_bw(arg, &o->xml.nic_speed, &why) == NSIM_OK;
+    case O_BW:
+        o->xml.bw = strcmp(arg, "nccl") == 0 ? NSIM_XML_BW_NCCL
+                                             : NSIM_XML_BW_PHYSICAL;
+        return strcmp(arg, "nccl") == 0 || strcmp(arg, "physical") == 0;
+    case O_FABRIC: return nsim_fabric_parse(arg, &o->fabric.kind) == 0;
+    case O_RADIX: return parse_uint(arg, 65536, &o->fabric.radix);
+    case O_OVERSUB:
+        o->fabric.oversub = strtod(arg, &end);
+        return *end == '\0' && o->fabric.oversub >= 1 &&
+               o->fabric.oversub <= 64;
+    case O_ROCE: o->fabric.roce = 1; return 1;
+    case O_NODES: return parse_uint(arg, 1u << 20, &o->nodes) && o->nodes;
+    case O_PRESET: o->preset = arg; return 1;
+    case O_HOST:
+        if (!parse_uint(arg, 1u << 24, &v))
+            return 0;
+        o->host = (int32_t)v;
+        return 1;
+    case O_TOPO: o->topo = arg; return 1;
+    default: return 0;
+    }
+}
+
+/* Parses argv (argv[0] is the action); operands are left from optind. */
+static int parse_opts(int argc, char **argv, topo_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->fabric.oversub = 1;
+    o->nodes = 1;
+    o->xml.warn = print_warn;
+    o->xml.warn_ud = &o->quiet;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:q", long_opts, NULL)) != -1) {
+        if (c == '?' || c == ':')
+            return nsim_cli_usage("topo", "unknown or incomplete option "
+                                          "'%s'", argv[optind - 1]);
+        if (!parse_opt(c, optarg, o))
+            return nsim_cli_usage("topo", "bad value '%s' for option '%s'",
+                                  optarg ? optarg : "",
+                                  argv[optind - 1]);
+    }
+    return NSIM_EXIT_OK;
+}
+
+/* ---- actions ------------------------------------------------------------- */
+
+static int save_or_fail(const nsim_topo *t, const char *comment,
+                        const char *out, nsim_err *err)
+{
+    if (nsim_topo_save_commented(t, comment, out, err) != NSIM_OK)
+        return nsim_cli_fail(err);
+    return NSIM_EXIT_OK;
+}
+
+static int act_check_show(int show, const topo_opts *o, const char *file)
 {
     nsim_err err = {0};
     nsim_topo *t = NULL;
-    if (argc != 3)
-        return nsim_cli_usage("topo", "expected: topo check|show FILE");
-    int show = strcmp(argv[1], "show") == 0;
-    if (!show && strcmp(argv[1], "check") != 0)
-        return nsim_cli_usage("topo", "unknown action '%s' (check, show)",
-                              argv[1]);
-    if (nsim_cli_load_topo(argv[2], &t, &err) != NSIM_OK)
+    if (nsim_cli_load_topo(file, &t, &err) != NSIM_OK)
         return nsim_cli_fail(&err);
     int rc = NSIM_OK;
     if (show) {
         printf("Topology \"%s\": %u ranks on %u host(s)\n\n",
                nsim_topo_name(t), nsim_topo_nranks(t), nsim_topo_nhosts(t));
+        show_matrix(t, o->host);
         show_devices(t);
         show_links(t);
         rc = show_routes(t, &err);
     } else {
         printf("%s: ok: \"%s\", %u devices, %u links, %u ranks on %u "
                "host(s)\n",
-               argv[2], nsim_topo_name(t), nsim_topo_ndevices(t),
+               file, nsim_topo_name(t), nsim_topo_ndevices(t),
                nsim_topo_nlinks(t) / 2, nsim_topo_nranks(t),
                nsim_topo_nhosts(t));
     }
     nsim_topo_destroy(t);
     return rc == NSIM_OK ? NSIM_EXIT_OK : nsim_cli_fail(&err);
+}
+
+static int act_import(topo_opts *o, int n, char **files)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_ncclxml *x = NULL;
+    if (n < 1 || o->out == NULL)
+        return nsim_cli_usage("topo", "expected: topo import FILE.xml... "
+                                      "-o OUT.json");
+    if (nsim_ncclxml_load((const char *const *)files, (size_t)n, &o->xml,
+                          &t, &x, &err) != NSIM_OK)
+        return nsim_cli_fail(&err);
+    int rc = nsim_cluster_add_fabric(t, &o->fabric, &err);
+    if (rc == NSIM_OK)
+        rc = nsim_topo_finalize(t, files[0], &err);
+    char comment[512];
+    snprintf(comment, sizeof comment, "imported from %d NCCL topology "
+             "file(s) (first: %s), bandwidths: %s; fabric: %s", n, files[0],
+             o->xml.bw == NSIM_XML_BW_NCCL ? "NCCL's figures" : "physical",
+             nsim_fabric_name(o->fabric.kind));
+    int ex = rc == NSIM_OK ? save_or_fail(t, comment, o->out, &err)
+                           : nsim_cli_fail(&err);
+    if (ex == NSIM_EXIT_OK && !o->quiet)
+        printf("%s: %u ranks on %u host(s), %u devices, %u links, %zu NET "
+               "devices\n", o->out, nsim_topo_nranks(t), nsim_topo_nhosts(t),
+               nsim_topo_ndevices(t), nsim_topo_nlinks(t) / 2,
+               nsim_ncclxml_nnets(x));
+    nsim_ncclxml_destroy(x);
+    nsim_topo_destroy(t);
+    return ex;
+}
+
+static int act_build(topo_opts *o)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    const nsim_preset *p = o->preset ? nsim_preset_find(o->preset) : NULL;
+    if (p == NULL) {
+        const char *const *nm = nsim_preset_names();
+        fprintf(stderr, "ncclsim topo build: --node-preset: one of");
+        for (; *nm; nm++)
+            fprintf(stderr, " %s", *nm);
+        fprintf(stderr, "\n");
+        return NSIM_EXIT_USAGE;
+    }
+    if (o->nodes > 1 && o->fabric.kind == NSIM_FABRIC_NONE &&
+        nsim_preset_nvl_hosts(p) < o->nodes)
+        o->fabric.kind = NSIM_FABRIC_RAIL_FAT_TREE;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    if (nsim_cluster_build(o->preset, o->nodes, &o->fabric, &t, &err))
+        return nsim_cli_fail(&err);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+    int ex = o->out ? save_or_fail(t, nsim_preset_comment(p), o->out, &err)
+                    : NSIM_EXIT_OK;
+    if (ex == NSIM_EXIT_OK && !o->quiet)
+        printf("%s: %u nodes, %u ranks, %u devices, %u links; built in "
+               "%.1f ms\n", nsim_topo_name(t), o->nodes, nsim_topo_nranks(t),
+               nsim_topo_ndevices(t), nsim_topo_nlinks(t) / 2, ms);
+    nsim_topo_destroy(t);
+    return ex;
+}
+
+static int act_dot(const topo_opts *o, const char *file)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    if (nsim_cli_load_topo(file, &t, &err) != NSIM_OK)
+        return nsim_cli_fail(&err);
+    FILE *f = o->out ? fopen(o->out, "w") : stdout;
+    int rc = f ? write_dot(t, f) : NSIM_EIO;
+    if (f != NULL && f != stdout && fclose(f) != 0)
+        rc = NSIM_EIO;
+    nsim_topo_destroy(t);
+    if (rc != NSIM_OK) {
+        NSIM_ERR(&err, NSIM_EIO, "%s: cannot write", o->out ? o->out : "-");
+        return nsim_cli_fail(&err);
+    }
+    return NSIM_EXIT_OK;
+}
+
+static int act_graph(const topo_opts *o, const char *file)
+{
+    (void)o;
+    (void)file;
+    return nsim_cli_usage("topo", "graph: not yet");
+}
+
+int nsim_cmd_topo(int argc, char **argv)
+{
+    topo_opts o;
+    if (argc < 2)
+        return nsim_cli_usage("topo", "expected: topo check|show|import|"
+                                      "build|dot|graph ...");
+    const char *act = argv[1];
+    int ex = parse_opts(argc - 1, argv + 1, &o);
+    if (ex != NSIM_EXIT_OK)
+        return ex;
+    int nops = argc - 1 - optind;
+    char **ops = argv + 1 + optind;
+    if (strcmp(act, "import") == 0)
+        return act_import(&o, nops, ops);
+    if (strcmp(act, "build") == 0)
+        return nops == 0 ? act_build(&o)
+                         : nsim_cli_usage("topo", "build takes no operand");
+    int known = strcmp(act, "check") == 0 || strcmp(act, "show") == 0 ||
+                strcmp(act, "dot") == 0 || strcmp(act, "graph") == 0;
+    if (!known)
+        return nsim_cli_usage("topo", "unknown action '%s' (check, show, "
+                                      "import, build, dot, graph)", act);
+    if (nops != 1)
+        return nsim_cli_usage("topo", "expected: topo %s FILE", act);
+    if (strcmp(act, "dot") == 0)
+        return act_dot(&o, ops[0]);
+    if (strcmp(act, "graph") == 0)
+        return act_graph(&o, ops[0]);
+    return act_check_show(strcmp(act, "show") == 0, &o, ops[0]);
 }

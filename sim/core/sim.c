@@ -2,10 +2,48 @@
  *
  * sim.c - discrete-event engine (see sim.h for the contract).
  *
- * The heap holds (when, seq, event) triples by value so that sifting reads
- * no event memory; a 4-ary layout halves the depth of a binary heap and
- * keeps siblings in one cache line. The pool hands out events from blocks
- * of POOL_BLOCK and takes them back on a free list.
+ * The queue is a radix queue: a radix heap (Ahuja, Mehlhorn, Orlin and
+ * Tarjan 1990) with 256-way digits, whose buckets are FIFO lists threaded
+ * through the events themselves. It relies on time being monotone: nothing
+ * is scheduled before now, and the queue hands out events in time order.
+ *
+ *   - `last` is the time of the event at the front (<= every queued time,
+ *     and <= now between calls). `cur` lists the events at time last.
+ *   - Any other event, at time t > last, lives in level l = (the highest
+ *     byte in which t differs from last), bucket d = byte l of t. Levels
+ *     are ordered (a lower level is earlier) and so are the buckets of a
+ *     level, so the lowest non-empty (level, bucket) holds the earliest
+ *     events. Bit masks find it in O(1); each bucket also keeps its
+ *     earliest time, so the next time is known without walking a list.
+ *   - When cur runs dry, the lowest non-empty bucket is opened: last
+ *     becomes its earliest time and its events are re-filed against the
+ *     new last. Each lands in cur or in a lower level, so an event moves at
+ *     most 8 times in all; in practice once or twice (an event 1 us ahead
+ *     is filed in level 2 and moves to level 1, then 0). A level-0 bucket
+ *     holds a single time and becomes cur as a whole, in O(1). Buckets not
+ *     opened stay valid, since the new last shares their digits above.
+ *
+ * Why the order is (time, seq) without comparing seq: events at one time
+ * are always in the same list; a new event has the largest seq so far and
+ * goes to a tail; opening a bucket walks it in order and appends, so it is
+ * stable; and it only happens when every lower bucket and cur are empty,
+ * so moved events never land behind newer ones. A zero-delay event goes to
+ * the tail of cur, behind the events already due now.
+ *
+ * Costs are O(1) amortized per event whatever the pattern: ties and zero
+ * delays cost one append, a timeout seconds ahead waits in a high level,
+ * and bursts only fill buckets. The queue needs no memory besides the
+ * events and a fixed table of 8 x 256 buckets, so a run allocates nothing
+ * once the pool has grown to the peak number of queued events. Against
+ * the 4-ary heap it replaced: about 2x the events per second with 1,000 to
+ * 100,000 pending (scripts/bench_engine.c), and no O(log n) sift for ties.
+ *
+ * run(until) opens a bucket only if its earliest time is <= until, so last
+ * never passes until. Dropping cancelled events can move last past now;
+ * when that empties the queue, last is reset to now.
+ *
+ * Cancellation is lazy: a cancelled event stays queued, marked, and is
+ * recycled when it reaches the front.
  */
 #include "sim.h"
 
@@ -15,21 +53,17 @@
 #include <string.h>
 
 #define POOL_BLOCK 1024u
-#define HEAP_ARITY 4u
+#define RQ_DIGIT_BITS 8u
+#define RQ_DIGITS (1u << RQ_DIGIT_BITS)
+#define RQ_LEVELS (64u / RQ_DIGIT_BITS)
+_Static_assert(RQ_DIGITS == 4 * 64, "rq_next tests four mask words");
 
-/* The key packs (when, seq) into one 128-bit integer, so ordering is one
- * unsigned comparison. */
-__extension__ typedef unsigned __int128 heap_key;
-
-typedef struct heap_entry {
-    heap_key key;
-    nsim_event *ev;
-} heap_entry;
-
-static inline heap_key make_key(nsim_time when, uint64_t seq)
-{
-    return ((heap_key)when << 64) | seq;
-}
+/* A FIFO list through the events' next_free links. */
+typedef struct rq_list {
+    nsim_event *head;
+    nsim_event **tailp; /* &head when empty, else &tail->next_free */
+    nsim_time min;      /* earliest time in the list (buckets only) */
+} rq_list;
 
 typedef struct pool_block {
     struct pool_block *next;
@@ -44,12 +78,15 @@ typedef struct stream {
 struct nsim_sim {
     nsim_time now;
     uint64_t next_seq;
-    uint64_t seed;
-    heap_entry *heap;
-    size_t heap_len, heap_cap;
+    size_t queued; /* events in the queue, cancelled ones included */
     size_t ncancelled_pending;
-    int top_firing; /* heap[0] is the event being fired, not yet removed */
     nsim_event *free_list;
+    /* the radix queue (see the top of this file) */
+    nsim_time last;  /* <= every queued time, and <= now between calls */
+    rq_list cur;     /* the events at time last, in seq order */
+    unsigned levels; /* bit l set iff some bucket of level l is non-empty */
+    uint64_t mask[RQ_LEVELS][RQ_DIGITS / 64]; /* non-empty buckets */
+    rq_list bkt[RQ_LEVELS][RQ_DIGITS];
     pool_block *blocks;
     int stop;
     int stop_rc;
@@ -59,6 +96,7 @@ struct nsim_sim {
     void *trace_ud;
     stream *streams;
     size_t nstreams, streams_cap;
+    uint64_t seed;
 };
 
 uint64_t nsim_hash64(uint64_t a, uint64_t b)
@@ -76,6 +114,12 @@ int nsim_sim_create(uint64_t seed, nsim_sim **out, nsim_err *err)
     if (sim == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "engine: out of memory");
     sim->seed = seed;
+    sim->cur.tailp = &sim->cur.head;
+    for (size_t l = 0; l < RQ_LEVELS; l++)
+        for (size_t d = 0; d < RQ_DIGITS; d++) {
+            sim->bkt[l][d].tailp = &sim->bkt[l][d].head;
+            sim->bkt[l][d].min = NSIM_TIME_MAX;
+        }
     *out = sim;
     return NSIM_OK;
 }
@@ -92,7 +136,6 @@ void nsim_sim_destroy(nsim_sim *sim)
     for (size_t i = 0; i < sim->nstreams; i++)
         gsl_rng_free(sim->streams[i].rng);
     free(sim->streams);
-    free(sim->heap);
     free(sim);
 }
 
@@ -113,83 +156,111 @@ static int pool_grow(nsim_sim *sim)
     return NSIM_OK;
 }
 
-static int heap_grow(nsim_sim *sim, size_t want)
-{
-    size_t cap = sim->heap_cap ? sim->heap_cap : 1024;
-    while (cap < want)
-        cap *= 2;
-    heap_entry *h = realloc(sim->heap, cap * sizeof *h);
-    if (h == NULL)
-        return NSIM_ENOMEM;
-    sim->heap = h;
-    sim->heap_cap = cap;
-    return NSIM_OK;
-}
-
 int nsim_sim_reserve(nsim_sim *sim, size_t n)
 {
-    if (n > sim->heap_cap && heap_grow(sim, n) != NSIM_OK)
-        return NSIM_ENOMEM;
+    /* The queue lives in the events themselves: the pool is all there is. */
     while (sim->counters.pool_events < n)
         if (pool_grow(sim) != NSIM_OK)
             return NSIM_ENOMEM;
     return NSIM_OK;
 }
 
-static void sift_up(heap_entry *h, size_t i)
+/* ---- the radix queue --------------------------------------------------- */
+
+static inline void list_init(rq_list *l)
 {
-    heap_entry e = h[i];
-    while (i > 0) {
-        size_t parent = (i - 1) / HEAP_ARITY;
-        if (e.key >= h[parent].key)
-            break;
-        h[i] = h[parent];
-        i = parent;
+    l->head = NULL;
+    l->tailp = &l->head;
+}
+
+static inline void list_append(rq_list *l, nsim_event *ev)
+{
+    ev->next_free = NULL;
+    *l->tailp = ev;
+    l->tailp = &ev->next_free;
+}
+
+/* Files ev (time >= last) at the tail of its list. */
+static inline void rq_insert(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_time t = ev->when, x = t ^ sim->last;
+    if (x == 0) {
+        list_append(&sim->cur, ev);
+        return;
     }
-    h[i] = e;
+    unsigned level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
+    unsigned d = (unsigned)(t >> (level * RQ_DIGIT_BITS)) & (RQ_DIGITS - 1);
+    list_append(&sim->bkt[level][d], ev);
+    if (t < sim->bkt[level][d].min)
+        sim->bkt[level][d].min = t;
+    sim->mask[level][d / 64] |= 1ull << (d % 64);
+    sim->levels |= 1u << level;
 }
 
-static inline size_t min_of(const heap_entry *h, size_t a, size_t b)
+/* Makes the next event the head of cur, unless the queue is empty or every
+ * event lies past until; returns that head or NULL. Only buckets that may
+ * hold an event at or before until are opened, so last never passes until
+ * and a later schedule at now stays at or above last. */
+static nsim_event *rq_next(nsim_sim *sim, nsim_time until)
 {
-    /* written so that the compiler emits a conditional move: heap keys are
-     * random, so a branch here would mispredict half the time */
-    int lt = h[b].key < h[a].key;
-    return lt ? b : a;
-}
-
-static void sift_down(heap_entry *h, size_t len, size_t i)
-{
-    heap_entry e = h[i];
-    for (;;) {
-        size_t first = i * HEAP_ARITY + 1;
-        if (first >= len)
-            break;
-        size_t best = first;
-        if (first + HEAP_ARITY <= len) {
-            best = min_of(h, min_of(h, first, first + 1),
-                          min_of(h, first + 2, first + 3));
-        } else {
-            for (size_t c = first + 1; c < len; c++)
-                best = min_of(h, best, c);
+    while (sim->cur.head == NULL) {
+        if (sim->levels == 0) {
+            /* Empty (cancelled events may have moved last past now). */
+            sim->last = sim->now;
+            return NULL;
         }
-        if (h[best].key >= e.key)
-            break;
-        h[i] = h[best];
-        i = best;
+        unsigned level = (unsigned)__builtin_ctz(sim->levels);
+        uint64_t *m = sim->mask[level];
+        unsigned w = 0;
+        while (m[w] == 0)
+            w++;
+        unsigned d = w * 64 + (unsigned)__builtin_ctzll(m[w]);
+        nsim_time t = sim->bkt[level][d].min;
+        if (t > until)
+            return NULL;
+        rq_list *src = &sim->bkt[level][d];
+        nsim_event *ev = src->head;
+        nsim_event **tailp = src->tailp;
+        list_init(src);
+        sim->bkt[level][d].min = NSIM_TIME_MAX;
+        m[w] &= ~(1ull << (d % 64));
+        if ((m[0] | m[1] | m[2] | m[3]) == 0)
+            sim->levels &= ~(1u << level);
+        sim->last = t;
+        if (level == 0) {
+            /* every event here is at time t: the list becomes cur */
+            sim->cur.head = ev;
+            sim->cur.tailp = tailp;
+        } else {
+            while (ev != NULL) { /* stable: each goes to a lower level */
+                nsim_event *next = ev->next_free;
+                rq_insert(sim, ev);
+                ev = next;
+            }
+        }
     }
-    h[i] = e;
+    return sim->last <= until ? sim->cur.head : NULL;
 }
 
-int nsim_sim_schedule_at(nsim_sim *sim, nsim_time when, nsim_event_fn *fn,
-                         void *target, uint32_t kind, uint64_t arg,
-                         nsim_event_handle *out)
+/* Removes the head of cur (which rq_next returned). */
+static inline void rq_pop_cur(nsim_sim *sim)
+{
+    nsim_event *ev = sim->cur.head;
+    sim->cur.head = ev->next_free;
+    if (sim->cur.head == NULL)
+        sim->cur.tailp = &sim->cur.head;
+    sim->queued--;
+}
+
+/* ---- scheduling and the run loop --------------------------------------- */
+
+static inline int schedule_at(nsim_sim *sim, nsim_time when, nsim_event_fn *fn,
+                              void *target, uint32_t kind, uint64_t arg,
+                              nsim_event_handle *out)
 {
     if (when < sim->now || fn == NULL)
         return NSIM_EINVAL;
     if (sim->free_list == NULL && pool_grow(sim) != NSIM_OK)
-        return NSIM_ENOMEM;
-    if (!sim->top_firing && sim->heap_len == sim->heap_cap &&
-        heap_grow(sim, sim->heap_len + 1) != NSIM_OK)
         return NSIM_ENOMEM;
     nsim_event *ev = sim->free_list;
     sim->free_list = ev->next_free;
@@ -200,24 +271,22 @@ int nsim_sim_schedule_at(nsim_sim *sim, nsim_time when, nsim_event_fn *fn,
     ev->kind = kind;
     ev->arg.u64 = arg;
     ev->cancelled = 0;
-    heap_entry *h = sim->heap;
-    if (sim->top_firing) {
-        /* The handler of the top event schedules: the new event takes the
-         * top slot and sinks, one sift instead of a pop and a push. */
-        sim->top_firing = 0;
-        h[0] = (heap_entry){make_key(when, ev->seq), ev};
-        sift_down(h, sim->heap_len, 0);
-    } else {
-        h[sim->heap_len] = (heap_entry){make_key(when, ev->seq), ev};
-        sift_up(h, sim->heap_len++);
-    }
+    rq_insert(sim, ev);
+    sim->queued++;
     sim->counters.events_scheduled++;
-    size_t pending = nsim_sim_pending(sim);
+    size_t pending = sim->queued - sim->ncancelled_pending;
     if (pending > sim->counters.peak_pending)
         sim->counters.peak_pending = pending;
     if (out != NULL)
         *out = (nsim_event_handle){ev, ev->seq};
     return NSIM_OK;
+}
+
+int nsim_sim_schedule_at(nsim_sim *sim, nsim_time when, nsim_event_fn *fn,
+                         void *target, uint32_t kind, uint64_t arg,
+                         nsim_event_handle *out)
+{
+    return schedule_at(sim, when, fn, target, kind, arg, out);
 }
 
 int nsim_sim_schedule(nsim_sim *sim, nsim_time delay, nsim_event_fn *fn,
@@ -226,8 +295,7 @@ int nsim_sim_schedule(nsim_sim *sim, nsim_time delay, nsim_event_fn *fn,
 {
     if (delay > NSIM_TIME_MAX - sim->now)
         return NSIM_EINVAL;
-    return nsim_sim_schedule_at(sim, sim->now + delay, fn, target, kind, arg,
-                                out);
+    return schedule_at(sim, sim->now + delay, fn, target, kind, arg, out);
 }
 
 int nsim_sim_cancel(nsim_sim *sim, nsim_event_handle h)
@@ -243,54 +311,29 @@ int nsim_sim_cancel(nsim_sim *sim, nsim_event_handle h)
     return NSIM_OK;
 }
 
-static void heap_remove_top(nsim_sim *sim)
-{
-    heap_entry *h = sim->heap;
-    if (--sim->heap_len > 0) {
-        h[0] = h[sim->heap_len];
-        sift_down(h, sim->heap_len, 0);
-    }
-}
-
-static nsim_event *heap_pop(nsim_sim *sim)
-{
-    heap_entry *h = sim->heap;
-    nsim_event *ev = h[0].ev;
-    if (--sim->heap_len > 0) {
-        h[0] = h[sim->heap_len];
-        sift_down(h, sim->heap_len, 0);
-    }
-    return ev;
-}
-
-static void event_free(nsim_sim *sim, nsim_event *ev)
+static inline void event_free(nsim_sim *sim, nsim_event *ev)
 {
     ev->fn = NULL;
     ev->next_free = sim->free_list;
     sim->free_list = ev;
 }
 
-/* Pops and runs the top event; 1 if one ran, 0 if it was a cancelled one. */
-static int fire_top(nsim_sim *sim)
+/* Runs ev, the head of cur, taking it out of the queue first. 1 if it ran,
+ * 0 if it was a cancelled one. */
+static inline int fire(nsim_sim *sim, nsim_event *ev)
 {
-    nsim_event *ev = sim->heap[0].ev;
+    rq_pop_cur(sim);
     if (ev->cancelled) {
-        heap_pop(sim);
         sim->ncancelled_pending--;
         event_free(sim, ev);
         return 0;
     }
-    assert(ev->when >= sim->now);
+    assert(ev->when >= sim->now && ev->when == sim->last);
     sim->now = ev->when;
     if (sim->trace_fn != NULL)
         sim->trace_fn(sim->trace_ud, ev);
-    sim->top_firing = 1;
     ev->cancelled = 2; /* firing: a cancel now finds it already fired */
     ev->fn(sim, ev);
-    if (sim->top_firing) {
-        sim->top_firing = 0;
-        heap_remove_top(sim);
-    }
     event_free(sim, ev);
     sim->counters.events_run++;
     return 1;
@@ -298,9 +341,10 @@ static int fire_top(nsim_sim *sim)
 
 int nsim_sim_run(nsim_sim *sim, nsim_time until)
 {
+    nsim_event *ev;
     sim->stop = 0;
-    while (sim->heap_len > 0 && (nsim_time)(sim->heap[0].key >> 64) <= until) {
-        fire_top(sim);
+    while ((ev = rq_next(sim, until)) != NULL) {
+        fire(sim, ev);
         if (sim->stop_rc != NSIM_OK)
             return sim->stop_rc;
         if (sim->stop)
@@ -313,8 +357,9 @@ int nsim_sim_run(nsim_sim *sim, nsim_time until)
 
 int nsim_sim_step(nsim_sim *sim)
 {
-    while (sim->heap_len > 0) {
-        if (fire_top(sim))
+    nsim_event *ev;
+    while ((ev = rq_next(sim, NSIM_TIME_MAX)) != NULL) {
+        if (fire(sim, ev))
             return sim->stop_rc;
     }
     return NSIM_ENOENT;
@@ -338,7 +383,7 @@ const nsim_err *nsim_sim_error(const nsim_sim *sim) { return &sim->err; }
 
 size_t nsim_sim_pending(const nsim_sim *sim)
 {
-    return sim->heap_len - sim->ncancelled_pending - (size_t)sim->top_firing;
+    return sim->queued - sim->ncancelled_pending;
 }
 
 nsim_sim_counters nsim_sim_get_counters(const nsim_sim *sim)

@@ -6,12 +6,12 @@
  * Time is an integer count of picoseconds (nsim_time); 2^64 ps is about
  * 213 days. Events come from a pool owned by the engine and are recycled,
  * so a run allocates nothing per event once the pool has grown to the peak
- * number of pending events. The queue is a 4-ary heap keyed on (time,
- * sequence): events at the same time fire in the order they were
- * scheduled, so every run of the same inputs is identical.
+ * number of pending events. The queue (a radix queue, see sim.c) orders
+ * events by (time, sequence): events at the same time fire in the order
+ * they were scheduled, so every run of the same inputs is identical.
  *
- * Cancellation is lazy: a cancelled event stays in the heap, marked, and is
- * dropped when it reaches the top. A handle (event pointer + sequence)
+ * Cancellation is lazy: a cancelled event stays queued, marked, and is
+ * dropped when it reaches the front. A handle (event pointer + sequence)
  * tells a cancel before firing from a cancel after it.
  *
  * Workload: tens of millions of schedule/fire pairs per run, a few thousand
@@ -52,7 +52,7 @@ struct nsim_event {
     } arg;
     uint32_t kind;      /* handler opcode, for traces */
     uint32_t cancelled; /* engine-private */
-    nsim_event *next_free;
+    nsim_event *next_free; /* engine-private: pool and queue link */
 };
 
 /* Names a scheduled event for a later cancel. */

@@ -37,6 +37,10 @@ struct nsim_topo {
     uint32_t routes_cap, routes_len;
     /* BFS scratch */
     uint32_t *dist, *queue;
+    /* name index: open addressing over device indices (UINT32_MAX =
+     * empty), so that building a 16k-node cluster is not quadratic */
+    uint32_t *name_idx;
+    uint32_t name_cap;
 };
 
 static const char *const dev_type_names[NSIM_DEV__COUNT] = {
@@ -130,6 +134,7 @@ void nsim_topo_destroy(nsim_topo *t)
         return;
     routes_clear(t);
     free(t->devs);
+    free(t->name_idx);
     free(t->links);
     free(t->out_start);
     free(t->out_links);
@@ -154,14 +159,53 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
     return NSIM_OK;
 }
 
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/* Slot of name in the index: its device, or the empty slot to fill. */
+static uint32_t name_slot(const nsim_topo *t, const char *name)
+{
+    uint32_t mask = t->name_cap - 1, i = name_hash(name) & mask;
+    while (t->name_idx[i] != UINT32_MAX &&
+           strcmp(t->devs[t->name_idx[i]].name, name) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Keeps the index at most half full (capacity a power of two). */
+static int name_index_grow(nsim_topo *t, uint32_t need)
+{
+    if (need * 2 <= t->name_cap)
+        return NSIM_OK;
+    uint32_t cap = t->name_cap ? t->name_cap : 64;
+    while (cap < need * 2)
+        cap *= 2;
+    uint32_t *idx = malloc((size_t)cap * sizeof *idx);
+    if (idx == NULL)
+        return NSIM_ENOMEM;
+    free(t->name_idx);
+    t->name_idx = idx;
+    t->name_cap = cap;
+    memset(idx, 0xff, (size_t)cap * sizeof *idx);
+    for (uint32_t d = 0; d < t->ndevs; d++)
+        idx[name_slot(t, t->devs[d].name)] = d;
+    return NSIM_OK;
+}
+
 int nsim_topo_find(const nsim_topo *t, const char *name, uint32_t *out)
 {
-    for (uint32_t i = 0; i < t->ndevs; i++)
-        if (strcmp(t->devs[i].name, name) == 0) {
-            *out = i;
-            return NSIM_OK;
-        }
-    return NSIM_ENOENT;
+    if (t->name_cap == 0)
+        return NSIM_ENOENT;
+    uint32_t i = t->name_idx[name_slot(t, name)];
+    if (i == UINT32_MAX)
+        return NSIM_ENOENT;
+    *out = i;
+    return NSIM_OK;
 }
 
 int nsim_topo_add_device(nsim_topo *t, const nsim_device *d, uint32_t *out,
@@ -173,10 +217,12 @@ int nsim_topo_add_device(nsim_topo *t, const nsim_device *d, uint32_t *out,
     if (nsim_topo_find(t, d->name, &dup) == NSIM_OK)
         return NSIM_ERR(err, NSIM_ECONFIG, "device \"%s\": duplicate id",
                         d->name);
-    if (grow((void **)&t->devs, &t->devs_cap, t->ndevs + 1, sizeof *d))
+    if (grow((void **)&t->devs, &t->devs_cap, t->ndevs + 1, sizeof *d) ||
+        name_index_grow(t, t->ndevs + 1))
         return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
     nsim_device *nd = &t->devs[t->ndevs];
     *nd = *d;
+    t->name_idx[name_slot(t, nd->name)] = t->ndevs;
     if (nd->type == NSIM_DEV_GPU && nd->sm == 0)
         nd->sm = nsim_gpu_gen_sm(nd->gen);
     if (out != NULL)

@@ -291,6 +291,276 @@ static void test_step_and_run_until(void)
     nsim_sim_destroy(sim);
 }
 
+/* Dynamic differential test of the queue: handlers and the driver schedule
+ * with a mix of zero delays, heavy ties, delays over many orders of
+ * magnitude and far-future timeouts; events are cancelled (before and after
+ * firing); the driver runs in slices with run(until) and step(). The firing
+ * log must equal the sorted list of everything scheduled and not cancelled,
+ * in (time, schedule order). */
+#define MIX_MAX 120000
+
+typedef struct mix {
+    gsl_rng *rng;
+    nsim_sim *sim;
+    size_t n;     /* events scheduled so far (their ids) */
+    size_t budget;
+    ref_ev ref[MIX_MAX];
+    nsim_event_handle hs[MIX_MAX];
+    unsigned char fired[MIX_MAX];
+    uint64_t log[MIX_MAX];
+    size_t nlog;
+    int bad;
+} mix;
+
+static void on_mix(nsim_sim *sim, nsim_event *ev);
+
+static nsim_time mix_delay(mix *m)
+{
+    nsim_time now = nsim_sim_now(m->sim);
+    double u = gsl_rng_uniform(m->rng);
+    if (u < 0.25)
+        return 0;
+    if (u < 0.50)
+        return 1000 * gsl_rng_uniform_int(m->rng, 4); /* heavy ties */
+    if (u < 0.85) /* 1 ps .. 16 us, log-uniform */
+        return gsl_rng_uniform_int(m->rng, 1ul << gsl_rng_uniform_int(m->rng, 25)) ;
+    if (u < 0.93) /* a shared grid point: ties from different schedulers */
+        return (now / 1000000 + 1) * 1000000 - now;
+    return NSIM_PS_PER_S * (1 + gsl_rng_uniform_int(m->rng, 3)) +
+           gsl_rng_uniform_int(m->rng, 1000); /* far-future timeout */
+}
+
+static void mix_schedule(mix *m)
+{
+    if (m->n >= m->budget)
+        return;
+    nsim_time d = mix_delay(m);
+    size_t id = m->n;
+    m->ref[id] = (ref_ev){nsim_sim_now(m->sim) + d, id, id, 0};
+    if (nsim_sim_schedule(m->sim, d, on_mix, m, 0, id, &m->hs[id]) != NSIM_OK) {
+        m->bad = 1;
+        return;
+    }
+    m->n++;
+}
+
+static void mix_cancel(mix *m)
+{
+    if (m->n == 0)
+        return;
+    size_t v = gsl_rng_uniform_int(m->rng, m->n);
+    int expect = m->ref[v].cancelled || m->fired[v] ? NSIM_ENOENT : NSIM_OK;
+    if (nsim_sim_cancel(m->sim, m->hs[v]) != expect)
+        m->bad = 1;
+    m->ref[v].cancelled = 1;
+}
+
+static void on_mix(nsim_sim *sim, nsim_event *ev)
+{
+    mix *m = ev->target;
+    uint64_t id = ev->arg.u64;
+    if (nsim_sim_now(sim) != m->ref[id].when || m->fired[id] ||
+        m->ref[id].cancelled)
+        m->bad = 1;
+    m->fired[id] = 1;
+    m->log[m->nlog++] = id;
+    unsigned k = (unsigned)gsl_rng_uniform_int(m->rng, 3); /* 0..2 children */
+    for (unsigned i = 0; i < k; i++)
+        mix_schedule(m);
+    if (gsl_rng_uniform(m->rng) < 0.1)
+        mix_cancel(m);
+}
+
+static void test_differential_dynamic(void)
+{
+    nsim_err err = {0};
+    static mix m;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        memset(&m, 0, sizeof m);
+        m.rng = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(m.rng, seed);
+        m.budget = seed == 6 ? MIX_MAX : 30000;
+        NSIM_ASSERT_OK(nsim_sim_create(seed, &m.sim, &err));
+        /* seed 6 builds a large backlog first: ~50,000 pending */
+        size_t initial = seed == 6 ? 50000 : 50 * seed;
+        for (size_t i = 0; i < initial; i++)
+            mix_schedule(&m);
+        int more = 1;
+        while (more) {
+            double u = gsl_rng_uniform(m.rng);
+            nsim_time now = nsim_sim_now(m.sim);
+            if (u < 0.3) {
+                NSIM_ASSERT_OK(nsim_sim_run(
+                    m.sim, now + gsl_rng_uniform_int(m.rng, 1ul << 22)));
+                /* run(until) leaves now at until: nothing fired is late */
+                CU_ASSERT(nsim_sim_now(m.sim) >= now);
+            } else if (u < 0.6) {
+                int rc = nsim_sim_step(m.sim);
+                CU_ASSERT(rc == NSIM_OK || rc == NSIM_ENOENT);
+            } else if (u < 0.8) {
+                mix_schedule(&m); /* from outside a handler, after run-until */
+            } else if (u < 0.9) {
+                mix_cancel(&m);
+            } else {
+                NSIM_ASSERT_OK(nsim_sim_run(m.sim, now + NSIM_PS_PER_S / 2));
+            }
+            more = nsim_sim_pending(m.sim) > 0 || m.n < m.budget;
+            if (m.bad)
+                break;
+        }
+        CU_ASSERT_FALSE(m.bad);
+        size_t live = 0;
+        for (size_t i = 0; i < m.n; i++)
+            live += !m.ref[i].cancelled;
+        qsort(m.ref, m.n, sizeof *m.ref, ref_cmp);
+        size_t k = 0;
+        for (size_t i = 0; i < m.n && k < m.nlog; i++) {
+            if (m.ref[i].cancelled && !m.fired[m.ref[i].id])
+                continue;
+            if (m.log[k] != m.ref[i].id) {
+                CU_FAIL("dynamic firing order differs from the reference");
+                break;
+            }
+            k++;
+        }
+        /* a cancel after firing marks ref cancelled but it did fire */
+        size_t fired = 0;
+        for (size_t i = 0; i < m.n; i++)
+            fired += m.fired[i];
+        CU_ASSERT_EQUAL(k, m.nlog);
+        CU_ASSERT_EQUAL(m.nlog, fired);
+        CU_ASSERT(fired >= live);
+        nsim_sim_counters c = nsim_sim_get_counters(m.sim);
+        CU_ASSERT_EQUAL(c.events_run, m.nlog);
+        CU_ASSERT_EQUAL(c.events_scheduled, m.n);
+        CU_ASSERT_EQUAL(c.events_run + c.events_cancelled, m.n);
+        gsl_rng_free(m.rng);
+        nsim_sim_destroy(m.sim);
+    }
+}
+
+/* Times across the whole 64-bit range, including the top levels of the
+ * radix queue, fire in order. */
+static void test_extreme_times(void)
+{
+    nsim_err err = {0};
+    nsim_sim *sim;
+    static rec r;
+    const nsim_time t[] = {NSIM_TIME_MAX, 1ull << 63, (1ull << 63) - 1,
+                           1ull << 56,    255,        256,
+                           0,             NSIM_TIME_MAX, 65535,
+                           1ull << 40,    0,          (1ull << 63) + 1};
+    const size_t n = sizeof t / sizeof t[0];
+    static ref_ev ref[16];
+    r.n = 0;
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    for (size_t i = 0; i < n; i++) {
+        ref[i] = (ref_ev){t[i], i, i, 0};
+        NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, t[i], on_record, &r, 0, i,
+                                            NULL));
+    }
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    qsort(ref, n, sizeof *ref, ref_cmp);
+    CU_ASSERT_EQUAL(r.n, n);
+    for (size_t i = 0; i < n && i < r.n; i++) {
+        CU_ASSERT_EQUAL(r.id[i], ref[i].id);
+        CU_ASSERT_EQUAL(r.at[i], ref[i].when);
+    }
+    CU_ASSERT_EQUAL(nsim_sim_now(sim), NSIM_TIME_MAX);
+    CU_ASSERT_EQUAL(nsim_sim_schedule(sim, 1, on_record, &r, 0, 0, NULL),
+                    NSIM_EINVAL);
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 0, on_record, &r, 0, 99, NULL));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    CU_ASSERT_EQUAL(r.n, n + 1);
+    nsim_sim_destroy(sim);
+}
+
+/* Dropping cancelled events must not leave the queue unable to take an
+ * event earlier than them, with run-until-empty, step and run-until. */
+static void test_schedule_after_cancelled_tail(void)
+{
+    nsim_err err = {0};
+    nsim_sim *sim;
+    static rec r;
+    nsim_event_handle h;
+    r.n = 0;
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 10, on_record, &r, 0, 1, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 1000000, on_record, &r, 0, 2, &h));
+    NSIM_ASSERT_OK(nsim_sim_cancel(sim, h));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    CU_ASSERT_EQUAL(nsim_sim_now(sim), 10);
+    /* just below and at the dropped event's time */
+    NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, 1000000, on_record, &r, 0, 9, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, 999999, on_record, &r, 0, 10, NULL));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    CU_ASSERT_EQUAL(r.n, 3);
+    CU_ASSERT_EQUAL(r.id[1], 10);
+    CU_ASSERT_EQUAL(r.id[2], 9);
+    /* again, then schedule below after step() drops a cancelled one */
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 1000000, on_record, &r, 0, 11, &h));
+    NSIM_ASSERT_OK(nsim_sim_cancel(sim, h));
+    CU_ASSERT_EQUAL(nsim_sim_step(sim), NSIM_ENOENT);
+    r.n = 1;
+    nsim_sim_destroy(sim);
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, 10, on_record, &r, 0, 1, NULL));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    r.n = 1;
+    NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, 500, on_record, &r, 0, 3, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, 400, on_record, &r, 0, 4, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 5000000, on_record, &r, 0, 5, &h));
+    NSIM_ASSERT_OK(nsim_sim_cancel(sim, h));
+    NSIM_ASSERT_OK(nsim_sim_step(sim));
+    NSIM_ASSERT_OK(nsim_sim_step(sim));
+    CU_ASSERT_EQUAL(nsim_sim_step(sim), NSIM_ENOENT);
+    CU_ASSERT_EQUAL(nsim_sim_now(sim), 500);
+    NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, 600, on_record, &r, 0, 6, NULL));
+    /* run-until that stops short of a bucket's earliest event */
+    NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, 70000, on_record, &r, 0, 7, NULL));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, 69999));
+    NSIM_ASSERT_OK(nsim_sim_schedule_at(sim, 69999, on_record, &r, 0, 8, NULL));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    const uint64_t want[] = {1, 4, 3, 6, 8, 7};
+    CU_ASSERT_EQUAL(r.n, 6);
+    for (size_t i = 0; i < 6 && i < r.n; i++)
+        CU_ASSERT_EQUAL(r.id[i], want[i]);
+    CU_ASSERT_EQUAL(nsim_sim_pending(sim), 0);
+    nsim_sim_destroy(sim);
+}
+
+/* A zero-delay event scheduled at now fires after the events already due at
+ * now, and in schedule order among zero-delay events. */
+static void on_zero_spawn(nsim_sim *sim, nsim_event *ev)
+{
+    rec *r = ev->target;
+    on_record(sim, ev);
+    if (ev->arg.u64 < 3) /* each of 0,1,2 spawns one zero-delay child */
+        if (nsim_sim_schedule(sim, 0, on_zero_spawn, r, 0, ev->arg.u64 + 10,
+                              NULL) != NSIM_OK)
+            nsim_sim_fail(sim, NSIM_ENOMEM, "schedule");
+}
+
+static void test_zero_delay_after_due_events(void)
+{
+    nsim_err err = {0};
+    nsim_sim *sim;
+    static rec r;
+    r.n = 0;
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    for (uint64_t i = 0; i < 5; i++)
+        NSIM_ASSERT_OK(nsim_sim_schedule(sim, 7777, on_zero_spawn, &r, 0, i,
+                                         NULL));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    const uint64_t want[] = {0, 1, 2, 3, 4, 10, 11, 12};
+    CU_ASSERT_EQUAL(r.n, 8);
+    for (size_t i = 0; i < 8 && i < r.n; i++) {
+        CU_ASSERT_EQUAL(r.id[i], want[i]);
+        CU_ASSERT_EQUAL(r.at[i], 7777);
+    }
+    nsim_sim_destroy(sim);
+}
+
 static void test_no_allocation_in_steady_state(void)
 {
     nsim_err err = {0};
@@ -319,5 +589,10 @@ CU_TestInfo nsim_test_sim[] = {
     {"handler error reaches the caller", test_handler_error_reaches_caller},
     {"single step and run until", test_step_and_run_until},
     {"pool does not grow in steady state", test_no_allocation_in_steady_state},
+    {"dynamic differential: ties, zero delays, timeouts, cancels",
+     test_differential_dynamic},
+    {"times across the 64-bit range", test_extreme_times},
+    {"schedule below dropped cancelled events", test_schedule_after_cancelled_tail},
+    {"zero delay fires after events due now", test_zero_delay_after_due_events},
     CU_TEST_INFO_NULL,
 };
