@@ -126,9 +126,16 @@ static int run_size(nsim_scenario *s, uint64_t bytes, nsim_report_row *row,
     nsim_exec_opts eo = {s->seed, 0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    NSIM_TRY(nsim_plan_build(s->topo, &req, &plan, err));
-    int rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
+    int rc = nsim_plan_build(s->topo, &req, &plan, err);
+    if (rc == NSIM_OK)
+        rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc != NSIM_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
+                 (unsigned long long)bytes, msg);
+    }
     if (rc == NSIM_OK) {
         double t_us = (double)res.time_ps / 1e6;
         double alg = (double)bytes / (t_us * 1e-6) / 1e9;
@@ -160,8 +167,6 @@ static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
     nsim_report_row *rows = NULL;
     size_t n = 0, cap = 0;
     int rc = NSIM_OK;
-    if (!ro->quiet)
-        nsim_report_header(stdout, &m);
     uint64_t size = s->min_bytes;
     do {
         if (n == cap) {
@@ -175,6 +180,8 @@ static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
         }
         if ((rc = run_size(s, size, &rows[n], err)) != NSIM_OK)
             break;
+        if (!ro->quiet && n == 0)
+            nsim_report_header(stdout, &m);
         if (!ro->quiet) {
             nsim_report_row_print(stdout, &m, &rows[n]);
             fflush(stdout);

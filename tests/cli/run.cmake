@@ -1,0 +1,56 @@
+# ncclsim run / plan / params: golden output, determinism, bad inputs.
+set(S ${NSIM_SRC}/scenarios)
+
+# golden: the DGX H100 preset, 8 B .. 256 MiB
+string(REPLACE ";" "\\;" golden_cmd
+       "${NCCLSIM};run;${S}/dgx-h100-allreduce.json;-b;8;-e;256M")
+set(golden_args "-DCMD=${golden_cmd}")
+add_test(NAME cli.run.golden_dgx_h100
+         COMMAND ${CMAKE_COMMAND} ${golden_args}
+                 -DGOLDEN=${NSIM_TESTS}/golden/dgx-h100-allreduce-8B-256M.txt
+                 -DOUT=golden_dgx_h100.out -P ${NSIM_TESTS}/golden_run.cmake)
+
+# determinism: the same scenario and seed give byte-identical JSON
+foreach(i 1 2)
+  add_test(NAME cli.run.determinism_${i}
+           COMMAND ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 1M
+                   -e 64M --qps 2 --quiet --json det_${i}.json)
+  set_tests_properties(cli.run.determinism_${i} PROPERTIES
+                       FIXTURES_SETUP det_${i})
+endforeach()
+add_test(NAME cli.run.determinism_compare
+         COMMAND ${CMAKE_COMMAND} -E compare_files det_1.json det_2.json)
+set_tests_properties(cli.run.determinism_compare PROPERTIES
+                     FIXTURES_REQUIRED "det_1;det_2")
+
+nsim_expect(cli.run.seed 0 CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M
+            -e 4M OUT "1048576 +262144 +float +sum +-1")
+nsim_expect(cli.run.nccl_tests_flags 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 1K -e 4K -f 2
+            --nchannels 4 OUT "4 channels.*\n +1024 .*\n +2048 .*\n +4096 ")
+nsim_expect(cli.plan.stdout 0 CMD ${NCCLSIM} plan ${S}/seed-allreduce.json
+            --size 1M OUT "\"format\":[ \t]*\"ncclsim-plan\"")
+nsim_expect(cli.params 0 CMD ${NCCLSIM} params OUT "nvlink_header_bytes")
+nsim_expect(cli.run.usage_no_file 2 CMD ${NCCLSIM} run ERR "scenario file")
+nsim_expect(cli.run.usage_bad_opt 2 CMD ${NCCLSIM} run ${S}/seed-allreduce.json
+            --bogus ERR "unknown option")
+nsim_expect(cli.run.usage_bad_qps 2 CMD ${NCCLSIM} run ${S}/seed-allreduce.json
+            --qps 0 ERR "--qps: expected 1..128")
+nsim_expect(cli.run.bad_cli_range 1 CMD ${NCCLSIM} run ${S}/seed-allreduce.json
+            -b 2M -e 1M --json cli_range.json ERR "is empty"
+            NO_FILE cli_range.json)
+
+file(STRINGS ${NSIM_TESTS}/data/bad_scenario/expected.txt bad_lines
+     REGEX "^[^#]")
+foreach(line ${bad_lines})
+  string(REPLACE "|" ";" parts "${line}")
+  list(GET parts 0 f)
+  list(GET parts 1 msg)
+  get_filename_component(n ${f} NAME_WE)
+  string(REGEX REPLACE "([][.*+?()^$|\\\\])" "\\\\\\1" msg_re "${msg}")
+  nsim_expect(cli.bad_scenario.${n} 1
+              CMD ${NCCLSIM} run ${NSIM_TESTS}/data/bad_scenario/${f}
+              --json bad_${n}.json
+              ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
+              NO_FILE bad_${n}.json)
+endforeach()

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_exec.c - the executor on the models: ring AllReduce on ideal links
+ * against the alpha-beta formula; channels help until a link saturates;
+ * more QPs never lose bytes; the seed example's two channels carry their
+ * halves; the same seed gives the same result.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nsim_test.h"
+#include "sim/exec/exec.h"
+#include "sim/plan/plan.h"
+
+#define SCEN NSIM_SOURCE_DIR "/scenarios/"
+
+/* n GPUs on one NVSwitch, each with one link of bw bytes/s, hop_ps per hop. */
+static nsim_topo *star(uint32_t n, double bw, nsim_time hop_ps)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    if (nsim_topo_create("star", &t, &err) != NSIM_OK)
+        return NULL;
+    nsim_device sw = {.type = NSIM_DEV_NVSWITCH, .rank = -1};
+    snprintf(sw.name, sizeof sw.name, "nvs");
+    uint32_t swi;
+    if (nsim_topo_add_device(t, &sw, &swi, &err) != NSIM_OK)
+        return NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        nsim_device g = {.type = NSIM_DEV_GPU, .rank = -1};
+        snprintf(g.name, sizeof g.name, "gpu%u", i);
+        snprintf(g.gen, sizeof g.gen, "h100");
+        uint32_t gi;
+        if (nsim_topo_add_device(t, &g, &gi, &err) != NSIM_OK ||
+            nsim_topo_add_link(t, gi, swi, NSIM_LINK_NVLINK, bw, hop_ps, 1,
+                               NULL, &err) != NSIM_OK)
+            return NULL;
+    }
+    if (nsim_topo_finalize(t, "star", &err) != NSIM_OK)
+        return NULL;
+    return t;
+}
+
+/* Ideal: no headers, no per-step costs, thread blocks far faster than
+ * the links. */
+static void ideal_params(nsim_params *p)
+{
+    nsim_params_defaults(p);
+    p->nvlink_header_bytes = 0;
+    p->nvlink_response_bytes = 0;
+    p->kernel_launch_ps = 0;
+    p->p2p_step_sync_ps = 0;
+    p->h100_hbm_bw = 1e18;
+    p->stream_chunk_bytes = 16384;
+}
+
+static void test_ideal_links_match_alpha_beta(void)
+{
+    const uint32_t ns[] = {2, 4, 8};
+    const uint64_t sizes[] = {256u << 20, 1u << 30};
+    const double bw = 50e9;
+    const nsim_time hop = 250000; /* 250 ns per hop, alpha = 500 ns */
+    nsim_params prm;
+    ideal_params(&prm);
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 2; j++) {
+            nsim_err err = {0};
+            nsim_topo *t = star(ns[i], bw, hop);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+            nsim_plan *p = NULL;
+            nsim_plan_req r = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING,
+                               NSIM_PROTO_SIMPLE, sizes[j], 4, 1, 1, 4u << 20,
+                               NSIM_CHANNEL_DEDICATED};
+            NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+            nsim_exec_opts o = {1, 0};
+            nsim_exec_result res;
+            NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
+            double n = ns[i], S = (double)sizes[j];
+            double want = 2 * (n - 1) / n * S / bw + 2 * (n - 1) * 2 * hop / 1e12;
+            double got = (double)res.time_ps / 1e12;
+            double e = fabs(got - want) / want;
+            if (e >= 0.01)
+                fprintf(stderr, "\n  n=%u S=%llu: simulated %g s, formula %g s\n",
+                        ns[i], (unsigned long long)sizes[j], got, want);
+            CU_ASSERT(e < 0.01);
+            CU_ASSERT(got >= want * 0.999); /* never faster than the wire */
+            nsim_exec_result_free(&res);
+            nsim_plan_destroy(p);
+            nsim_topo_destroy(t);
+        }
+}
+
+static double busbw(nsim_topo *t, const nsim_params *prm, uint64_t bytes,
+                    uint32_t nch, uint32_t qps, uint64_t *moved)
+{
+    nsim_err err = {0};
+    nsim_plan *p = NULL;
+    nsim_plan_req r = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, NSIM_PROTO_SIMPLE,
+                       bytes, 4, nch, qps, 4u << 20, NSIM_CHANNEL_DEDICATED};
+    nsim_exec_opts o = {1, 0};
+    nsim_exec_result res;
+    if (nsim_plan_build(t, &r, &p, &err) != NSIM_OK ||
+        nsim_exec_run(t, p, prm, &o, &res, &err) != NSIM_OK) {
+        fprintf(stderr, "\n  %s\n", err.msg);
+        nsim_plan_destroy(p);
+        return -1;
+    }
+    double alg = (double)bytes / ((double)res.time_ps / 1e12) / 1e9;
+    double bb = alg * nsim_coll_busbw_factor(NSIM_COLL_ALLREDUCE, p->nranks);
+    if (moved != NULL)
+        *moved = res.bytes_moved;
+    nsim_exec_result_free(&res);
+    nsim_plan_destroy(p);
+    return bb;
+}
+
+static void test_channels_help_until_saturation(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    const uint32_t nch[] = {1, 2, 4, 8, 16, 24, 32, 48};
+    double bb[8];
+    for (int i = 0; i < 8; i++)
+        bb[i] = busbw(t, &prm, 256u << 20, nch[i], 1, NULL);
+    /* growing while the thread blocks are the limit ... */
+    for (int i = 1; i < 5; i++)
+        CU_ASSERT(bb[i] > bb[i - 1] * 1.5);
+    /* ... then flat once NVLink is: 18 links x 25 GB/s x 128/160 */
+    CU_ASSERT(bb[7] < 360.0 * 1.01);
+    CU_ASSERT(fabs(bb[7] - bb[6]) / bb[6] < 0.02);
+    nsim_topo_destroy(t);
+}
+
+static void test_qps_never_lose_bytes(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
+    const uint64_t S = 64u << 20;
+    for (uint32_t q = 1; q <= 8; q *= 2) {
+        uint64_t moved = 0;
+        double bb = busbw(t, &prm, S, 16, q, &moved);
+        CU_ASSERT(bb > 0);
+        /* ring AllReduce: 2(n-1) x S over all connections */
+        CU_ASSERT_EQUAL(moved, 2 * 15 * S);
+    }
+    nsim_topo_destroy(t);
+}
+
+static void test_seed_example_halves(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "seed-4gpu.topo.json", &t, &err));
+    nsim_plan *p = NULL;
+    nsim_plan_req r = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, NSIM_PROTO_SIMPLE,
+                       8u << 20, 4, 2, 2, 4u << 20, NSIM_CHANNEL_DEDICATED};
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->nchannels, 2);
+    CU_ASSERT_EQUAL(p->chan_bytes[0], 4u << 20);
+    CU_ASSERT_EQUAL(p->chan_bytes[1], 4u << 20);
+    nsim_exec_opts o = {1, 1};
+    nsim_exec_result res;
+    NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
+    uint64_t per_chan[2] = {0, 0};
+    for (uint32_t i = 0; i < p->nconns; i++)
+        per_chan[p->conns[i].channel] += res.conns[i].bytes;
+    /* each channel moves 2(n-1) x its half */
+    CU_ASSERT_EQUAL(per_chan[0], 6 * (4u << 20));
+    CU_ASSERT_EQUAL(per_chan[1], 6 * (4u << 20));
+    nsim_exec_result_free(&res);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+}
+
+static void test_same_seed_same_result(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
+    double a = busbw(t, &prm, 32u << 20, 16, 2, NULL);
+    double b = busbw(t, &prm, 32u << 20, 16, 2, NULL);
+    CU_ASSERT(a > 0);
+    CU_ASSERT(a == b);
+    nsim_topo_destroy(t);
+}
+
+CU_TestInfo nsim_test_exec[] = {
+    {"ideal links match the alpha-beta formula",
+     test_ideal_links_match_alpha_beta},
+    {"channels help until a link saturates",
+     test_channels_help_until_saturation},
+    {"more QPs never lose bytes", test_qps_never_lose_bytes},
+    {"seed example: two channels, two halves", test_seed_example_halves},
+    {"same seed, same result", test_same_seed_same_result},
+    CU_TEST_INFO_NULL,
+};

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_plan.c - the planner: the ring AllReduce cut against a hand count
+ * of steps, slices and bytes; rings and transports on the presets; channel
+ * counts; errors for requests that cannot be planned.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nsim_test.h"
+#include "sim/plan/plan.h"
+
+#define SCEN NSIM_SOURCE_DIR "/scenarios/"
+
+static nsim_plan_req req_of(uint64_t bytes, uint32_t nch)
+{
+    nsim_plan_req r = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, NSIM_PROTO_SIMPLE,
+                       bytes, 4, nch, 1, 4u << 20, NSIM_CHANNEL_DEDICATED};
+    return r;
+}
+
+/* Hand count: 8 ranks, 1 channel, 64 MiB: chunk 2 MiB, loop 16 MiB ->
+ * 4 loops; per loop 2n-1 = 15 primitives x 2 slices of 1 MiB; sends
+ * 2(n-1) = 14 per loop, receives 14 per loop. */
+static void test_hand_count(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_plan *p = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan_req r = req_of(64u << 20, 1);
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->nchannels, 1);
+    CU_ASSERT_EQUAL(p->step_bytes, 512 * 1024);
+    CU_ASSERT_EQUAL(p->slice_bytes, 1024 * 1024);
+    CU_ASSERT_EQUAL(p->chunk_bytes, 2 * 1024 * 1024);
+    for (uint32_t rank = 0; rank < 8; rank++) {
+        const nsim_plan_lane *l = &p->lanes[rank];
+        uint32_t sends = 0, recvs = 0;
+        uint64_t sent = 0, rcvd = 0;
+        CU_ASSERT_EQUAL(l->nops, 4 * 15 * 2);
+        for (uint32_t i = 0; i < l->nops; i++) {
+            const nsim_plan_op *op = &l->ops[i];
+            CU_ASSERT(op->bytes == 1024 * 1024);
+            if (op->prim & NSIM_PRIM_SEND) {
+                sends++;
+                sent += op->bytes;
+            }
+            if (op->prim & NSIM_PRIM_RECV) {
+                recvs++;
+                rcvd += op->bytes;
+            }
+        }
+        CU_ASSERT_EQUAL(sends, 4 * 14 * 2);
+        CU_ASSERT_EQUAL(recvs, 4 * 14 * 2);
+        /* each rank sends 2(n-1)/n of the buffer and receives as much */
+        CU_ASSERT_EQUAL(sent, (uint64_t)(64u << 20) / 8 * 14);
+        CU_ASSERT_EQUAL(rcvd, sent);
+        /* first op sends, last op only receives and copies out */
+        CU_ASSERT_EQUAL(l->ops[0].prim, NSIM_PRIM_SEND);
+        CU_ASSERT_EQUAL(l->ops[l->nops - 1].prim,
+                        NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT);
+    }
+    /* every byte of the buffer is reduced once per rank: the chunks a rank
+     * finishes (recvReduceCopySend) cover 1/n of the buffer */
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+}
+
+/* A size that does not fill a loop: the last chunk shrinks and empty
+ * slices are still posted (nccl-internals 3.3). */
+static void test_partial_loop_and_empty_slices(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_plan *p = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan_req r = req_of(40 * 1024, 1); /* 40 KiB over 8 ranks */
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    const nsim_plan_lane *l = &p->lanes[0];
+    CU_ASSERT_EQUAL(l->nops, 15 * 2);
+    uint64_t total = 0;
+    uint32_t empty = 0;
+    for (uint32_t i = 0; i < l->nops; i++) {
+        total += l->ops[i].bytes;
+        empty += l->ops[i].bytes == 0;
+    }
+    CU_ASSERT(empty > 0);
+    /* 15 primitives over 5 KiB chunks */
+    CU_ASSERT_EQUAL(total, 15 * 5 * 1024);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+}
+
+static void test_rings_and_transports(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_plan *p = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
+    CU_ASSERT_EQUAL(nsim_plan_default_channels(t), 16);
+    nsim_plan_req r = req_of(1u << 30, 0);
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->nchannels, 16);
+    uint32_t net = 0;
+    uint32_t nic_use[64] = {0};
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const nsim_plan_conn *c = &p->conns[i];
+        if (c->transport != NSIM_TRANSPORT_NET) {
+            CU_ASSERT_EQUAL(c->path, NSIM_PATH_NVL);
+            continue;
+        }
+        net++;
+        /* rail aligned: both NICs on the same rail */
+        CU_ASSERT_EQUAL(nsim_topo_device(t, c->send_nic)->rail,
+                        nsim_topo_device(t, c->recv_nic)->rail);
+        nic_use[c->send_nic % 64]++;
+    }
+    CU_ASSERT_EQUAL(net, 2 * 16); /* two host crossings per ring */
+    /* channels spread over the NICs: each NIC sends for 2 channels */
+    for (uint32_t i = 0; i < 64; i++)
+        CU_ASSERT(nic_use[i] == 0 || nic_use[i] == 2);
+    /* ring 0 is host 0 forward, host 1 backward (as NCCL file 21) */
+    CU_ASSERT_EQUAL(p->ring[0], 0);
+    CU_ASSERT_EQUAL(p->ring[7], 7);
+    CU_ASSERT_EQUAL(p->ring[8], 15);
+    CU_ASSERT_EQUAL(p->ring[15], 8);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+}
+
+static void test_default_channels(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    /* 18 x 20.6 = 370.8 GB/s: 6 x 60, duplicated to 12, doubled: 24 */
+    CU_ASSERT_EQUAL(nsim_plan_default_channels(t), 24);
+    nsim_topo_destroy(t);
+}
+
+static void test_bad_requests(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_plan *p = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan_req r = req_of(1001, 1); /* not a multiple of 4 */
+    CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "multiple of the type size"));
+    r = req_of(1024, 1);
+    r.qps_per_conn = 0;
+    CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
+    r = req_of(1024, 65);
+    CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
+    r = req_of(1024, 1);
+    r.buffsize = 1000;
+    CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
+    CU_ASSERT_PTR_NULL(p);
+    nsim_topo_destroy(t);
+}
+
+CU_TestInfo nsim_test_plan[] = {
+    {"ring AllReduce hand count", test_hand_count},
+    {"partial loop, empty slices", test_partial_loop_and_empty_slices},
+    {"rings, rails and transports", test_rings_and_transports},
+    {"default channels as NCCL", test_default_channels},
+    {"bad requests", test_bad_requests},
+    CU_TEST_INFO_NULL,
+};
