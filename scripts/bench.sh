@@ -7,3 +7,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 echo "== event engine, hold model (1,000 pending, 10 M events), 3 runs"
 for i in 1 2 3; do ./build/nsim_bench_engine 1000 10000000; done
+echo "== 1 GiB ring AllReduce, one DGX H100 (8 GPUs), target < 1 s"
+./build/ncclsim run scenarios/dgx-h100-allreduce.json -b 1G -e 1G --quiet --timing
+echo "== 1 GiB ring AllReduce, two DGX H100 (16 GPUs, NDR rails), target < 5 s"
+./build/ncclsim run scenarios/dgx-h100-2node-allreduce.json -b 1G -e 1G --quiet --timing
+echo "== the same, 4 QPs per connection"
+./build/ncclsim run scenarios/dgx-h100-2node-allreduce.json -b 1G -e 1G --qps 4 --quiet --timing

@@ -17,11 +17,12 @@
 
 typedef struct run_opts {
     const char *json_out, *plan_out;
-    int quiet;
+    int quiet, timing;
     uint64_t size; /* plan: the size to plan */
 } run_opts;
 
-enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET };
+enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
+       OPT_TIMING };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -35,6 +36,7 @@ static const struct option run_long[] = {
     {"size", required_argument, NULL, OPT_SIZE},
     {"output", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"timing", no_argument, NULL, OPT_TIMING},
     {NULL, 0, NULL, 0},
 };
 
@@ -93,6 +95,7 @@ static int parse_opts(const char *cmd, int argc, char **argv,
         case 'o': ro->plan_out = optarg; break;
         case OPT_SIZE: rc = parse_u64(cmd, "--size", optarg, &ro->size); break;
         case OPT_QUIET: ro->quiet = 1; break;
+        case OPT_TIMING: ro->timing = 1; break;
         case ':': rc = nsim_cli_usage(cmd, "%s needs a value", argv[optind - 1]); break;
         default: rc = nsim_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]); break;
         }
@@ -186,6 +189,12 @@ static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
             nsim_report_row_print(stdout, &m, &rows[n]);
             fflush(stdout);
         }
+        if (ro->timing)
+            fprintf(stderr, "# timing: %llu B: %.3f s wall, %llu events, "
+                            "%.2f M events/s\n",
+                    (unsigned long long)rows[n].size, rows[n].wall_s,
+                    (unsigned long long)rows[n].events,
+                    (double)rows[n].events / rows[n].wall_s / 1e6);
         n++;
     } while (next_size(s, size, &size));
     if (rc == NSIM_OK && !ro->quiet)

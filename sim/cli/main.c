@@ -36,6 +36,7 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --seed N               random seed\n"
      "  --json FILE            also write the results as JSON\n"
      "  --quiet                print nothing (with --json)\n"
+     "  --timing               print wall time and events per size (stderr)\n"
      "Sizes take K, M, G suffixes (powers of 1024), as nccl-tests.\n",
      nsim_cmd_run},
     {"plan", "SCENARIO [-o FILE]",
