@@ -39,11 +39,12 @@
  * 100,000 pending (scripts/bench_engine.c), and no O(log n) sift for ties.
  *
  * run(until) opens a bucket only if its earliest time is <= until, so last
- * never passes until. Dropping cancelled events can move last past now;
- * when that empties the queue, last is reset to now.
+ * never passes until. When the queue empties, last is reset to now.
  *
- * Cancellation is lazy: a cancelled event stays queued, marked, and is
- * recycled when it reaches the front.
+ * Cancel unlinks the event at once (each event keeps a back link, pprev)
+ * and recycles it, so a timeout that is set and cancelled for every
+ * message holds no memory until its time; a bucket's kept minimum may then
+ * lie below its events, which only makes the bucket open a little early.
  */
 #include "sim.h"
 
@@ -58,7 +59,8 @@
 #define RQ_LEVELS (64u / RQ_DIGIT_BITS)
 _Static_assert(RQ_DIGITS == 4 * 64, "rq_next tests four mask words");
 
-/* A FIFO list through the events' next_free links. */
+/* A FIFO list through the events' next_free links; each event's pprev
+ * points at the link that points to it, so it can be unlinked in O(1). */
 typedef struct rq_list {
     nsim_event *head;
     nsim_event **tailp; /* &head when empty, else &tail->next_free */
@@ -78,8 +80,7 @@ typedef struct stream {
 struct nsim_sim {
     nsim_time now;
     uint64_t next_seq;
-    size_t queued; /* events in the queue, cancelled ones included */
-    size_t ncancelled_pending;
+    size_t queued; /* pending events */
     nsim_event *free_list;
     /* the radix queue (see the top of this file) */
     nsim_time last;  /* <= every queued time, and <= now between calls */
@@ -176,6 +177,7 @@ static inline void list_init(rq_list *l)
 static inline void list_append(rq_list *l, nsim_event *ev)
 {
     ev->next_free = NULL;
+    ev->pprev = l->tailp;
     *l->tailp = ev;
     l->tailp = &ev->next_free;
 }
@@ -205,7 +207,7 @@ static nsim_event *rq_next(nsim_sim *sim, nsim_time until)
 {
     while (sim->cur.head == NULL) {
         if (sim->levels == 0) {
-            /* Empty (cancelled events may have moved last past now). */
+            /* Empty: any last <= now will do, and now keeps it so. */
             sim->last = sim->now;
             return NULL;
         }
@@ -231,6 +233,7 @@ static nsim_event *rq_next(nsim_sim *sim, nsim_time until)
             /* every event here is at time t: the list becomes cur */
             sim->cur.head = ev;
             sim->cur.tailp = tailp;
+            ev->pprev = &sim->cur.head;
         } else {
             while (ev != NULL) { /* stable: each goes to a lower level */
                 nsim_event *next = ev->next_free;
@@ -249,6 +252,8 @@ static inline void rq_pop_cur(nsim_sim *sim)
     sim->cur.head = ev->next_free;
     if (sim->cur.head == NULL)
         sim->cur.tailp = &sim->cur.head;
+    else
+        sim->cur.head->pprev = &sim->cur.head;
     sim->queued--;
 }
 
@@ -274,9 +279,8 @@ static inline int schedule_at(nsim_sim *sim, nsim_time when, nsim_event_fn *fn,
     rq_insert(sim, ev);
     sim->queued++;
     sim->counters.events_scheduled++;
-    size_t pending = sim->queued - sim->ncancelled_pending;
-    if (pending > sim->counters.peak_pending)
-        sim->counters.peak_pending = pending;
+    if (sim->queued > sim->counters.peak_pending)
+        sim->counters.peak_pending = sim->queued;
     if (out != NULL)
         *out = (nsim_event_handle){ev, ev->seq};
     return NSIM_OK;
@@ -298,19 +302,6 @@ int nsim_sim_schedule(nsim_sim *sim, nsim_time delay, nsim_event_fn *fn,
     return schedule_at(sim, sim->now + delay, fn, target, kind, arg, out);
 }
 
-int nsim_sim_cancel(nsim_sim *sim, nsim_event_handle h)
-{
-    /* A fired event goes back to the pool and may be reused with a new seq;
-     * a seq mismatch therefore means "already fired". */
-    if (h.ev == NULL || h.ev->seq != h.seq || h.ev->fn == NULL ||
-        h.ev->cancelled)
-        return NSIM_ENOENT;
-    h.ev->cancelled = 1;
-    sim->ncancelled_pending++;
-    sim->counters.events_cancelled++;
-    return NSIM_OK;
-}
-
 static inline void event_free(nsim_sim *sim, nsim_event *ev)
 {
     ev->fn = NULL;
@@ -318,16 +309,51 @@ static inline void event_free(nsim_sim *sim, nsim_event *ev)
     sim->free_list = ev;
 }
 
-/* Runs ev, the head of cur, taking it out of the queue first. 1 if it ran,
- * 0 if it was a cancelled one. */
-static inline int fire(nsim_sim *sim, nsim_event *ev)
+/* Takes a queued event out of its list (the one that (when, last) names),
+ * keeping the masks exact; a bucket's min may stay below its events, which
+ * only makes it open a little early. */
+static void rq_remove(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_time x = ev->when ^ sim->last;
+    unsigned level = 0, d = 0;
+    rq_list *l = &sim->cur;
+    if (x != 0) {
+        level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
+        d = (unsigned)(ev->when >> (level * RQ_DIGIT_BITS)) & (RQ_DIGITS - 1);
+        l = &sim->bkt[level][d];
+    }
+    *ev->pprev = ev->next_free;
+    if (ev->next_free != NULL)
+        ev->next_free->pprev = ev->pprev;
+    else
+        l->tailp = ev->pprev;
+    sim->queued--;
+    if (x != 0 && l->head == NULL) {
+        uint64_t *m = sim->mask[level];
+        l->min = NSIM_TIME_MAX;
+        m[d / 64] &= ~(1ull << (d % 64));
+        if ((m[0] | m[1] | m[2] | m[3]) == 0)
+            sim->levels &= ~(1u << level);
+    }
+}
+
+int nsim_sim_cancel(nsim_sim *sim, nsim_event_handle h)
+{
+    /* A fired or cancelled event goes back to the pool and may be reused
+     * with a new seq; a seq mismatch therefore means "already gone". */
+    if (h.ev == NULL || h.ev->seq != h.seq || h.ev->fn == NULL ||
+        h.ev->cancelled)
+        return NSIM_ENOENT;
+    rq_remove(sim, h.ev);
+    event_free(sim, h.ev);
+    sim->counters.events_cancelled++;
+    return NSIM_OK;
+}
+
+/* Runs ev, the head of cur, taking it out of the queue first. */
+static inline void fire(nsim_sim *sim, nsim_event *ev)
 {
     rq_pop_cur(sim);
-    if (ev->cancelled) {
-        sim->ncancelled_pending--;
-        event_free(sim, ev);
-        return 0;
-    }
     assert(ev->when >= sim->now && ev->when == sim->last);
     sim->now = ev->when;
     if (sim->trace_fn != NULL)
@@ -336,7 +362,6 @@ static inline int fire(nsim_sim *sim, nsim_event *ev)
     ev->fn(sim, ev);
     event_free(sim, ev);
     sim->counters.events_run++;
-    return 1;
 }
 
 int nsim_sim_run(nsim_sim *sim, nsim_time until)
@@ -357,12 +382,11 @@ int nsim_sim_run(nsim_sim *sim, nsim_time until)
 
 int nsim_sim_step(nsim_sim *sim)
 {
-    nsim_event *ev;
-    while ((ev = rq_next(sim, NSIM_TIME_MAX)) != NULL) {
-        if (fire(sim, ev))
-            return sim->stop_rc;
-    }
-    return NSIM_ENOENT;
+    nsim_event *ev = rq_next(sim, NSIM_TIME_MAX);
+    if (ev == NULL)
+        return NSIM_ENOENT;
+    fire(sim, ev);
+    return sim->stop_rc;
 }
 
 void nsim_sim_stop(nsim_sim *sim) { sim->stop = 1; }
@@ -383,7 +407,7 @@ const nsim_err *nsim_sim_error(const nsim_sim *sim) { return &sim->err; }
 
 size_t nsim_sim_pending(const nsim_sim *sim)
 {
-    return sim->queued - sim->ncancelled_pending;
+    return sim->queued;
 }
 
 nsim_sim_counters nsim_sim_get_counters(const nsim_sim *sim)

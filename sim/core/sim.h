@@ -10,9 +10,9 @@
  * events by (time, sequence): events at the same time fire in the order
  * they were scheduled, so every run of the same inputs is identical.
  *
- * Cancellation is lazy: a cancelled event stays queued, marked, and is
- * dropped when it reaches the front. A handle (event pointer + sequence)
- * tells a cancel before firing from a cancel after it.
+ * Cancel takes the event out of the queue at once, in O(1), so cancelled
+ * timeouts hold no memory. A handle (event pointer + sequence) tells a
+ * cancel before firing from a cancel after it.
  *
  * Workload: tens of millions of schedule/fire pairs per run, a few thousand
  * pending at a time; cancel is rare (timeouts, faults).
@@ -51,8 +51,9 @@ struct nsim_event {
         } u32;
     } arg;
     uint32_t kind;      /* handler opcode, for traces */
-    uint32_t cancelled; /* engine-private */
-    nsim_event *next_free; /* engine-private: pool and queue link */
+    uint32_t cancelled; /* engine-private: 2 while the handler runs */
+    nsim_event *next_free;  /* engine-private: pool and queue link */
+    nsim_event **pprev;     /* engine-private: the link that points here */
 };
 
 /* Names a scheduled event for a later cancel. */

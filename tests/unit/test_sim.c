@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
- * test_sim.c - the event engine: differential test of the queue against a
- * sorted reference, FIFO ties, determinism, cancel, errors from handlers,
- * single step, run-until, counters and random substreams.
+ * test_sim.c - the event engine: differential tests of the queue against a
+ * sorted reference (static and dynamic mixes of ties, zero delays, far
+ * timeouts, cancels), FIFO ties, extreme times, determinism, cancel and
+ * its memory, errors from handlers, single step, run-until, counters and
+ * random substreams.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -561,6 +563,38 @@ static void test_zero_delay_after_due_events(void)
     nsim_sim_destroy(sim);
 }
 
+/* A timeout set and cancelled for every message holds no memory: the pool
+ * stays at one block however many are cancelled. */
+static void test_cancelled_timeouts_hold_no_memory(void)
+{
+    nsim_err err = {0};
+    nsim_sim *sim;
+    static rec r;
+    r.n = 0;
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    int ok = 1;
+    for (uint64_t i = 0; i < 100000; i++) {
+        nsim_event_handle to;
+        ok &= nsim_sim_schedule(sim, NSIM_PS_PER_S, on_record, &r, 0, 1u << 30,
+                                &to) == NSIM_OK;
+        ok &= nsim_sim_schedule(sim, 1000, on_record, &r, 0, i, NULL) ==
+              NSIM_OK;
+        ok &= nsim_sim_run(sim, nsim_sim_now(sim) + 1000) == NSIM_OK;
+        ok &= nsim_sim_cancel(sim, to) == NSIM_OK;
+        ok &= nsim_sim_cancel(sim, to) == NSIM_ENOENT;
+        ok &= nsim_sim_pending(sim) == 0;
+    }
+    CU_ASSERT(ok);
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    nsim_sim_counters c = nsim_sim_get_counters(sim);
+    CU_ASSERT_EQUAL(r.n, 100000);
+    CU_ASSERT_EQUAL(c.events_run, 100000);
+    CU_ASSERT_EQUAL(c.events_cancelled, 100000);
+    CU_ASSERT_EQUAL(c.peak_pending, 2);
+    CU_ASSERT_EQUAL(c.pool_events, 1024);
+    nsim_sim_destroy(sim);
+}
+
 static void test_no_allocation_in_steady_state(void)
 {
     nsim_err err = {0};
@@ -594,5 +628,6 @@ CU_TestInfo nsim_test_sim[] = {
     {"times across the 64-bit range", test_extreme_times},
     {"schedule below dropped cancelled events", test_schedule_after_cancelled_tail},
     {"zero delay fires after events due now", test_zero_delay_after_due_events},
+    {"cancelled timeouts hold no memory", test_cancelled_timeouts_hold_no_memory},
     CU_TEST_INFO_NULL,
 };
