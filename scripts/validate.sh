@@ -1,0 +1,62 @@
+#!/bin/sh
+# Compares simulated busbw with published nccl-tests results in
+# ../shared/hwdata (or $NSIM_HWDATA): for each dataset a preset can
+# describe, runs the matching scenario over the dataset's sizes and prints
+# size, published busbw (out-of-place), simulated busbw and the error, then
+# the median absolute error for sizes >= 1 MiB.
+# Usage: scripts/validate.sh [DATASET-NUMBER ...]   (default: 15 07)
+set -e
+cd "$(dirname "$0")/.."
+hw=${NSIM_HWDATA:-../shared/hwdata}
+[ -d "$hw" ] || { echo "validate: no hwdata folder at $hw" >&2; exit 1; }
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# the published table: size and out-of-place busbw of each data row
+published() {
+    awk '$1 ~ /^[0-9]+$/ && NF >= 12 && $8 ~ /^[0-9.]+$/ { print $1, $8 }' "$1"
+}
+
+# scenario for a dataset: echo "scenario-file [extra options]"
+scenario_for() {
+    case "$1" in
+    15) echo "scenarios/dgx-h100-allreduce.json" ;;
+    07) ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
+            --fabric rail-fat-tree -o "$tmp/h100x10.topo.json" >/dev/null
+        sed "s#dgx-h100-2node.topo.json#$tmp/h100x10.topo.json#" \
+            scenarios/dgx-h100-2node-allreduce.json > "$tmp/h100x10.json"
+        echo "$tmp/h100x10.json" ;;
+    *) echo "" ;;
+    esac
+}
+
+compare() {
+    id=$1
+    file=$(ls "$hw"/"$id"_*.txt 2>/dev/null | head -n 1)
+    scen=$(scenario_for "$id")
+    if [ -z "$file" ] || [ -z "$scen" ]; then
+        echo "dataset $id: no data file or no preset for it" >&2
+        return
+    fi
+    max=${NSIM_VALIDATE_MAX:-17179869184}
+    echo "== dataset $(basename "$file") on $(basename "$scen")"
+    printf "%14s %10s %10s %8s\n" size published simulated error
+    published "$file" | while read -r size bus; do
+        [ "$size" -le "$max" ] || continue
+        sim=$(./build/ncclsim run "$scen" -b "$size" -e "$size" \
+              --json "$tmp/r.json" --quiet && \
+              awk -F: '/"busbw"/ { gsub(/[ ,]/, "", $2); print $2; exit }' \
+                  "$tmp/r.json")
+        awk -v s="$size" -v p="$bus" -v m="$sim" 'BEGIN {
+            e = p > 0 ? (m - p) / p * 100 : 0;
+            printf "%14d %10.2f %10.2f %+7.1f%%\n", s, p, m, e }'
+    done | tee "$tmp/rows"
+    awk '$1 >= 1048576 { e = $4; sub(/%/, "", e); e = e + 0; if (e < 0) e = -e; print e }' \
+        "$tmp/rows" | sort -n | awk '{ a[NR] = $1 } END {
+            if (NR) printf "median |error| for sizes >= 1 MiB: %.1f%% (%d sizes)\n",
+                (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }'
+}
+
+for id in ${*:-15 07}; do compare "$id"; done
