@@ -39,6 +39,7 @@ int nsim_cli_load_topo(const char *path, struct nsim_topo **out,
                        nsim_err *err);
 
 int nsim_cmd_topo(int argc, char **argv);
+int nsim_cmd_log(int argc, char **argv);
 int nsim_cmd_run(int argc, char **argv);
 int nsim_cmd_plan(int argc, char **argv);
 int nsim_cmd_params(int argc, char **argv);

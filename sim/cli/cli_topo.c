@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "sim/core/units.h"
 #include "sim/topo/cluster.h"
+#include "sim/topo/nccl_graph.h"
 #include "sim/topo/nccl_xml.h"
 #include "sim/topo/presets.h"
 #include "sim/topo/topo.h"
@@ -327,11 +328,20 @@ static int save_or_fail(const nsim_topo *t, const char *comment,
     return NSIM_EXIT_OK;
 }
 
+/* As nsim_cli_load_topo, with the import options for .xml files. */
+static int load_topo(const topo_opts *o, const char *file, nsim_topo **t,
+                     nsim_err *err)
+{
+    if (has_suffix(file, ".xml"))
+        return nsim_ncclxml_load_file(file, &o->xml, t, err);
+    return nsim_topo_load(file, t, err);
+}
+
 static int act_check_show(int show, const topo_opts *o, const char *file)
 {
     nsim_err err = {0};
     nsim_topo *t = NULL;
-    if (nsim_cli_load_topo(file, &t, &err) != NSIM_OK)
+    if (load_topo(o, file, &t, &err) != NSIM_OK)
         return nsim_cli_fail(&err);
     int rc = NSIM_OK;
     if (show) {
@@ -419,7 +429,7 @@ static int act_dot(const topo_opts *o, const char *file)
 {
     nsim_err err = {0};
     nsim_topo *t = NULL;
-    if (nsim_cli_load_topo(file, &t, &err) != NSIM_OK)
+    if (load_topo(o, file, &t, &err) != NSIM_OK)
         return nsim_cli_fail(&err);
     FILE *f = o->out ? fopen(o->out, "w") : stdout;
     int rc = f ? write_dot(t, f) : NSIM_EIO;
@@ -433,11 +443,52 @@ static int act_dot(const topo_opts *o, const char *file)
     return NSIM_EXIT_OK;
 }
 
+static void print_chan(const nsim_topo *t, uint32_t c,
+                       const nsim_graph_chan *ch)
+{
+    printf("    %2u :", c);
+    if (ch->net_in >= 0)
+        printf(" NET/%lld(%s)", (long long)ch->net_in,
+               nsim_topo_device(t, (uint32_t)ch->nic_in)->name);
+    for (uint32_t i = 0; i < ch->ngpus; i++)
+        printf(" %u", ch->ranks[i]);
+    if (ch->net_out >= 0)
+        printf(" NET/%lld(%s)", (long long)ch->net_out,
+               nsim_topo_device(t, (uint32_t)ch->nic_out)->name);
+    printf("\n");
+}
+
 static int act_graph(const topo_opts *o, const char *file)
 {
-    (void)o;
-    (void)file;
-    return nsim_cli_usage("topo", "graph: not yet");
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_ncclgraph *g = NULL;
+    if (o->topo == NULL)
+        return nsim_cli_usage("topo", "graph needs --topo TOPOLOGY (the "
+                                      "system the graph was built on)");
+    if (load_topo(o, o->topo, &t, &err) != NSIM_OK)
+        return nsim_cli_fail(&err);
+    if (nsim_ncclgraph_load(file, t, &g, &err) != NSIM_OK) {
+        nsim_topo_destroy(t);
+        return nsim_cli_fail(&err);
+    }
+    printf("%s: %u graph(s) over \"%s\"\n", file,
+           nsim_ncclgraph_ngraphs(g), nsim_topo_name(t));
+    for (uint32_t i = 0; i < nsim_ncclgraph_ngraphs(g); i++) {
+        const nsim_graph_info *gi = nsim_ncclgraph_graph(g, i);
+        printf("  graph %d: pattern %d (%s), %u channel(s), bw %g/%g GB/s, "
+               "type %s/%s, crossNic %d, sameChannels %d\n", gi->id,
+               gi->pattern, nsim_ncclgraph_pattern_name(gi->pattern),
+               gi->nchannels, gi->bw_intra / 1e9, gi->bw_inter / 1e9,
+               nsim_path_type_name(gi->type_intra),
+               nsim_path_type_name(gi->type_inter), gi->crossnic,
+               gi->samechannels);
+        for (uint32_t c = 0; c < gi->nchannels; c++)
+            print_chan(t, c, nsim_ncclgraph_channel(g, i, c));
+    }
+    nsim_ncclgraph_destroy(g);
+    nsim_topo_destroy(t);
+    return NSIM_EXIT_OK;
 }
 
 int nsim_cmd_topo(int argc, char **argv)

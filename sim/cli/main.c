@@ -48,6 +48,8 @@ const nsim_cmd nsim_cli_commands[] = {
      "ncclsim params [FILE]\n  prints the parameter table (with FILE's "
      "overrides applied) as JSON\n",
      nsim_cmd_params},
+    {"log", "FILE", "what an NCCL_DEBUG=INFO log or nccl-tests output holds",
+     "ncclsim log FILE   rings, trees, transports, NICs and the nccl-tests table\n", nsim_cmd_log},
     {"version", "", "print the version", "ncclsim version\n", cmd_version},
     {"help", "[COMMAND]", "general help, or help on one command",
      "ncclsim help [COMMAND]\n", cmd_help},

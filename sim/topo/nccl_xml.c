@@ -21,6 +21,8 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "xmlread.h"
+
 #define GBPS 1e9
 #define LOC_BW (5000.0 * GBPS)
 #define MAX_DEPTH 48
@@ -759,33 +761,13 @@ static int read_system(xctx *c, const xmlNode *root)
  * the tree into f. */
 static int read_text(xctx *c, const char *text, size_t len)
 {
-    if (len > (size_t)INT32_MAX)
-        return NSIM_ERR(c->err, NSIM_ECONFIG, "%s: file too large",
-                        c->f->src);
-    xmlParserCtxtPtr pc = xmlNewParserCtxt();
-    if (pc == NULL)
-        return NSIM_ERR(c->err, NSIM_ENOMEM, "out of memory");
-    xmlDocPtr doc = xmlCtxtReadMemory(pc, text, (int)len, c->f->src, NULL,
-                                      XML_PARSE_NONET | XML_PARSE_NOERROR |
-                                          XML_PARSE_NOWARNING);
-    int rc;
-    if (doc == NULL) {
-        xmlErrorPtr e = xmlCtxtGetLastError(pc);
-        char msg[256] = "not well-formed XML";
-        if (e != NULL && e->message != NULL) {
-            snprintf(msg, sizeof msg, "%s", e->message);
-            msg[strcspn(msg, "\n")] = '\0';
-        }
-        rc = NSIM_ERR(c->err, NSIM_ECONFIG, "%s:%d: malformed XML: %s",
-                      c->f->src, e ? e->line : 0, msg);
-    } else {
-        xmlNode *root = xmlDocGetRootElement(doc);
-        rc = root == NULL ? NSIM_ERR(c->err, NSIM_ECONFIG,
+    xmlDocPtr doc = NULL;
+    NSIM_TRY(nsim__xml_read(text, len, c->f->src, &doc, c->err));
+    xmlNode *root = xmlDocGetRootElement(doc);
+    int rc = root == NULL ? NSIM_ERR(c->err, NSIM_ECONFIG,
                                      "%s: no root element", c->f->src)
                           : read_system(c, root);
-        xmlFreeDoc(doc);
-    }
-    xmlFreeParserCtxt(pc);
+    xmlFreeDoc(doc);
     return rc;
 }
 
