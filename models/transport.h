@@ -34,6 +34,41 @@ typedef struct nsim_xport_env {
     void (*credit)(void *exec, uint32_t conn);
 } nsim_xport_env;
 
+/* What a transport reports after a run (observability). */
+typedef struct nsim_qp_record {
+    uint32_t conn, index;   /* connection, QP index within it */
+    uint32_t side;          /* 0: sender's data QP, 1: receiver's QP */
+    uint32_t nic, peer_nic; /* device ids */
+    uint32_t qpn, peer_qpn;
+    const char *state;      /* "RTS", "ERR", ... */
+    uint64_t wrs, bytes, packets, acks, retransmits;
+} nsim_qp_record;
+
+typedef struct nsim_cq_record {
+    uint32_t conn, side, depth;
+    uint64_t cqes, polls, empty_polls;
+} nsim_cq_record;
+
+typedef struct nsim_port_record {
+    uint32_t nic;
+    uint64_t packets_tx, packets_rx, bytes_tx, bytes_rx, acks_tx;
+} nsim_port_record;
+
+typedef struct nsim_xport_stats {
+    nsim_qp_record *qps;
+    uint32_t nqps, qps_cap;
+    nsim_cq_record *cqs;
+    uint32_t ncqs, cqs_cap;
+    nsim_port_record *ports;
+    uint32_t nports, ports_cap;
+} nsim_xport_stats;
+
+/* Appends one record (grows the array); NSIM_ENOMEM on failure. */
+int nsim_xport_stats_add_qp(nsim_xport_stats *s, const nsim_qp_record *r);
+int nsim_xport_stats_add_cq(nsim_xport_stats *s, const nsim_cq_record *r);
+int nsim_xport_stats_add_port(nsim_xport_stats *s, const nsim_port_record *r);
+void nsim_xport_stats_free(nsim_xport_stats *s);
+
 typedef struct nsim_transport_ops {
     const char *name;
     /* Per-run state shared by the transport's connections (NICs, proxy
@@ -50,6 +85,8 @@ typedef struct nsim_transport_ops {
                 nsim_time *sm_done);
     /* The receiver has finished with the oldest arrived slice. */
     int (*consumed)(void *state);
+    /* Optional: appends the transport's QPs, CQs and ports to st. */
+    int (*report)(void *shared, nsim_xport_stats *st);
 } nsim_transport_ops;
 
 extern const nsim_transport_ops nsim_p2p_transport;

@@ -99,9 +99,13 @@ static int add_row(cJSON *arr, const nsim_report_row *r)
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,
                            const nsim_report_row *rows, size_t n,
-                           nsim_err *err)
+                           cJSON *extra, nsim_err *err)
 {
     cJSON *root = cJSON_CreateObject(), *arr = NULL;
+    if (root != NULL && extra != NULL)
+        cJSON_AddItemToObject(root, "stats", extra);
+    else
+        cJSON_Delete(extra);
     int ok = root != NULL &&
              cJSON_AddStringToObject(root, "format", "ncclsim-result") &&
              cJSON_AddNumberToObject(root, "version", 1);

@@ -16,6 +16,8 @@
 
 #include "sim/core/err.h"
 
+struct cJSON;
+
 typedef struct nsim_report_meta {
     const char *scenario, *topology, *coll_name, *test_name, *dtype, *redop;
     const char *proto, *algo, *channel_mode;
@@ -37,9 +39,11 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m);
 void nsim_report_row_print(FILE *f, const nsim_report_meta *m,
                            const nsim_report_row *r);
 void nsim_report_footer(FILE *f, const nsim_report_row *rows, size_t n);
+/* extra (may be NULL) is added as "stats" and owned by the call. */
 NSIM_NODISCARD int nsim_report_write_json(const char *path,
                                           const nsim_report_meta *m,
                                           const nsim_report_row *rows,
-                                          size_t n, nsim_err *err);
+                                          size_t n, struct cJSON *extra,
+                                          nsim_err *err);
 
 #endif

@@ -31,15 +31,19 @@ typedef struct proxy {
     nsim_time free_at;
 } proxy;
 
+typedef struct net_conn net_conn;
+
 typedef struct net_shared {
     const nsim_xport_env *env;
     nsim_hca **hca;  /* per device, created on first use */
     proxy *proxies;  /* per rank */
+    net_conn **conns; /* every connection set up, for reports */
+    uint32_t nconns, conns_cap;
 } net_shared;
 
 typedef enum act { ACT_ISEND, ACT_POLL_SEND, ACT_POLL_RECV, ACT_REPOST } act;
 
-typedef struct net_conn {
+struct net_conn {
     net_shared *sh;
     uint32_t conn, from, to;
     nsim_qp *qs[MAX_QPS], *qr[MAX_QPS];
@@ -55,7 +59,8 @@ typedef struct net_conn {
                          * visible (sm < 90), else 0 */
     int gdr;
     uint8_t queued[4]; /* an action of each kind already waits */
-} net_conn;
+    uint64_t polls[2], empty_polls[2], cqes[2]; /* [send side, recv side] */
+};
 
 static int get_hca(net_shared *sh, uint32_t dev, nsim_hca **out, nsim_err *err)
 {
@@ -93,6 +98,7 @@ static void net_fini(void *shared)
         nsim_hca_destroy(sh->hca[d]);
     free(sh->hca);
     free(sh->proxies);
+    free(sh->conns);
     free(sh);
 }
 
@@ -182,8 +188,11 @@ oom:
 static void poll_cq(net_conn *c, nsim_cq *cq, int send_side)
 {
     nsim_wc wc[4]; /* NCCL polls 4 CQEs at a time, while it finds some */
-    int n;
-    while ((n = nsim_cq_poll(cq, 4, wc)) > 0)
+    int n, side = !send_side;
+    c->polls[side]++;
+    while ((n = nsim_cq_poll(cq, 4, wc)) > 0) {
+        c->polls[side]++;
+        c->cqes[side] += (uint64_t)n;
         for (int i = 0; i < n; i++) {
             if (send_side) {
                 c->send_done++;
@@ -192,6 +201,8 @@ static void poll_cq(net_conn *c, nsim_cq *cq, int send_side)
                 c->recv_landed[wc[i].wr_id % SLOTS] = 1;
             }
         }
+    }
+    c->empty_polls[side]++; /* the poll that ends the loop finds none */
     if (!send_side)
         release_in_order(c);
 }
@@ -380,6 +391,16 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     c->nqps = pc->nqps ? pc->nqps : 1;
     if (c->nqps > MAX_QPS)
         return NSIM_ERR(err, NSIM_EINVAL, "net: at most %d QPs", MAX_QPS);
+    net_shared *sh = shared;
+    if (sh->nconns == sh->conns_cap) {
+        uint32_t cap = sh->conns_cap ? sh->conns_cap * 2 : 64;
+        net_conn **a = realloc(sh->conns, cap * sizeof *a);
+        if (a == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
+        sh->conns = a;
+        sh->conns_cap = cap;
+    }
+    sh->conns[sh->nconns++] = c;
     NSIM_TRY(setup_paths(c, pc, &mem_s, &mem_r, err));
     NSIM_TRY(setup_qps(c, pc, mem_s, mem_r, err));
     return nsim_sim_schedule(env->sim, 0, on_prepost, c, 0, 0, NULL);
@@ -411,7 +432,48 @@ static int net_consumed(void *state)
     return NSIM_OK;
 }
 
+static int report_conn(const net_conn *c, nsim_xport_stats *st)
+{
+    const nsim_plan_conn *pc = &c->sh->env->plan->conns[c->conn];
+    for (uint32_t i = 0; i < c->nqps; i++)
+        for (uint32_t side = 0; side < 2; side++) {
+            const nsim_qp *q = side ? c->qr[i] : c->qs[i];
+            const nsim_qp *peer = side ? c->qs[i] : c->qr[i];
+            nsim_qp_counters k = nsim_qp_get_counters(q);
+            nsim_qp_record r = {c->conn, i, side,
+                                side ? pc->recv_nic : pc->send_nic,
+                                side ? pc->send_nic : pc->recv_nic,
+                                nsim_qp_num(q), nsim_qp_num(peer), "RTS",
+                                k.wrs, k.bytes, k.packets, k.acks, 0};
+            NSIM_TRY(nsim_xport_stats_add_qp(st, &r));
+        }
+    for (uint32_t side = 0; side < 2; side++) {
+        nsim_cq_record r = {c->conn, side, (side ? 512 : 256) * c->nqps,
+                            c->cqes[side], c->polls[side],
+                            c->empty_polls[side]};
+        NSIM_TRY(nsim_xport_stats_add_cq(st, &r));
+    }
+    return NSIM_OK;
+}
+
+static int net_report(void *shared, nsim_xport_stats *st)
+{
+    net_shared *sh = shared;
+    for (uint32_t i = 0; i < sh->nconns; i++)
+        NSIM_TRY(report_conn(sh->conns[i], st));
+    for (uint32_t d = 0; d < nsim_topo_ndevices(sh->env->topo); d++) {
+        if (sh->hca[d] == NULL)
+            continue;
+        nsim_hca_counters k = nsim_hca_get_counters(sh->hca[d]);
+        nsim_port_record r = {d, k.packets_tx, k.packets_rx, k.bytes_tx,
+                              k.bytes_rx, k.acks_tx};
+        NSIM_TRY(nsim_xport_stats_add_port(st, &r));
+    }
+    return NSIM_OK;
+}
+
 const nsim_transport_ops nsim_net_transport = {
+    .report = net_report,
     .name = "NET",
     .init = net_init,
     .fini = net_fini,

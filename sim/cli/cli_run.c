@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "output/report.h"
+#include "output/stats.h"
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
 #include "sim/exec/exec.h"
@@ -17,12 +18,12 @@
 
 typedef struct run_opts {
     const char *json_out, *plan_out;
-    int quiet, timing;
+    int quiet, timing, stats, debug;
     uint64_t size; /* plan: the size to plan */
 } run_opts;
 
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
-       OPT_TIMING };
+       OPT_TIMING, OPT_STATS, OPT_DEBUG };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -37,6 +38,8 @@ static const struct option run_long[] = {
     {"output", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"timing", no_argument, NULL, OPT_TIMING},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"debug", no_argument, NULL, OPT_DEBUG},
     {NULL, 0, NULL, 0},
 };
 
@@ -96,6 +99,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
         case OPT_SIZE: rc = parse_u64(cmd, "--size", optarg, &ro->size); break;
         case OPT_QUIET: ro->quiet = 1; break;
         case OPT_TIMING: ro->timing = 1; break;
+        case OPT_STATS: ro->stats = 1; break;
+        case OPT_DEBUG: ro->debug = 1; break;
         case ':': rc = nsim_cli_usage(cmd, "%s needs a value", argv[optind - 1]); break;
         default: rc = nsim_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]); break;
         }
@@ -120,13 +125,16 @@ static nsim_report_meta make_meta(const nsim_scenario *s)
     return m;
 }
 
-static int run_size(nsim_scenario *s, uint64_t bytes, nsim_report_row *row,
-                    nsim_err *err)
+/* One size: plan, simulate, fill the row. With keep, the plan and the
+ * result (with statistics) are handed to the caller. */
+static int run_size(nsim_scenario *s, uint64_t bytes, int keep,
+                    nsim_report_row *row, nsim_plan **kept_plan,
+                    nsim_exec_result *kept_res, nsim_err *err)
 {
     nsim_plan *plan = NULL;
-    nsim_exec_result res;
+    nsim_exec_result res = {0};
     nsim_plan_req req = nsim_scenario_request(s, bytes);
-    nsim_exec_opts eo = {s->seed, 0};
+    nsim_exec_opts eo = {s->seed, keep};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = nsim_plan_build(s->topo, &req, &plan, err);
@@ -138,19 +146,24 @@ static int run_size(nsim_scenario *s, uint64_t bytes, nsim_report_row *row,
         snprintf(msg, sizeof msg, "%s", err->msg);
         NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
                  (unsigned long long)bytes, msg);
+        nsim_plan_destroy(plan);
+        return rc;
     }
-    if (rc == NSIM_OK) {
-        double t_us = (double)res.time_ps / 1e6;
-        double alg = (double)bytes / (t_us * 1e-6) / 1e9;
-        double bus = alg * nsim_coll_busbw_factor(s->coll, plan->nranks);
-        *row = (nsim_report_row){bytes, bytes / s->type_size, plan->nchannels,
-                                 t_us, alg, bus, t_us, alg, bus, res.events,
-                                 (double)(t1.tv_sec - t0.tv_sec) +
-                                     (t1.tv_nsec - t0.tv_nsec) / 1e9};
-        nsim_exec_result_free(&res);
+    double t_us = (double)res.time_ps / 1e6;
+    double alg = (double)bytes / (t_us * 1e-6) / 1e9;
+    double bus = alg * nsim_coll_busbw_factor(s->coll, plan->nranks);
+    *row = (nsim_report_row){bytes, bytes / s->type_size, plan->nchannels,
+                             t_us, alg, bus, t_us, alg, bus, res.events,
+                             (double)(t1.tv_sec - t0.tv_sec) +
+                                 (t1.tv_nsec - t0.tv_nsec) / 1e9};
+    if (keep) {
+        *kept_plan = plan;
+        *kept_res = res;
+        return NSIM_OK;
     }
+    nsim_exec_result_free(&res);
     nsim_plan_destroy(plan);
-    return rc;
+    return NSIM_OK;
 }
 
 static int next_size(const nsim_scenario *s, uint64_t cur, uint64_t *next)
@@ -164,13 +177,43 @@ static int next_size(const nsim_scenario *s, uint64_t cur, uint64_t *next)
     return n <= s->max_bytes;
 }
 
+static void print_row(const run_opts *ro, const nsim_report_meta *m,
+                      const nsim_report_row *r, size_t n)
+{
+    if (!ro->quiet && n == 0)
+        nsim_report_header(stdout, m);
+    if (!ro->quiet) {
+        nsim_report_row_print(stdout, m, r);
+        fflush(stdout);
+    }
+    if (ro->timing)
+        fprintf(stderr, "# timing: %llu B: %.3f s wall, %llu events, "
+                        "%.2f M events/s\n",
+                (unsigned long long)r->size, r->wall_s,
+                (unsigned long long)r->events,
+                (double)r->events / r->wall_s / 1e6);
+}
+
+/* --stats / --debug: the last (largest) size in detail. */
+static cJSON *report_detail(const nsim_scenario *s, const run_opts *ro,
+                            const nsim_plan *p, const nsim_exec_result *r)
+{
+    if (!ro->quiet && ro->stats)
+        nsim_stats_print(stdout, s->topo, p, r);
+    if (!ro->quiet && ro->debug)
+        nsim_debug_hcas(stdout, s->topo, p, r);
+    return ro->stats && ro->json_out ? nsim_stats_json(s->topo, p, r) : NULL;
+}
+
 static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
 {
     nsim_report_meta m = make_meta(s);
     nsim_report_row *rows = NULL;
     size_t n = 0, cap = 0;
-    int rc = NSIM_OK;
-    uint64_t size = s->min_bytes;
+    int rc = NSIM_OK, detail = ro->stats || ro->debug;
+    nsim_plan *kp = NULL;
+    nsim_exec_result kr = {0};
+    uint64_t size = s->min_bytes, next = 0;
     do {
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -181,26 +224,35 @@ static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
             }
             rows = r;
         }
-        if ((rc = run_size(s, size, &rows[n], err)) != NSIM_OK)
-            break;
-        if (!ro->quiet && n == 0)
-            nsim_report_header(stdout, &m);
-        if (!ro->quiet) {
-            nsim_report_row_print(stdout, &m, &rows[n]);
-            fflush(stdout);
+        int last = !next_size(s, size, &next);
+        if (ro->debug && n == 0 && !ro->quiet) {
+            nsim_plan *dp = NULL;
+            nsim_plan_req dr = nsim_scenario_request(s, s->max_bytes);
+            if (nsim_plan_build(s->topo, &dr, &dp, NULL) == NSIM_OK)
+                nsim_debug_plan(stdout, s->topo, dp);
+            nsim_plan_destroy(dp);
         }
-        if (ro->timing)
-            fprintf(stderr, "# timing: %llu B: %.3f s wall, %llu events, "
-                            "%.2f M events/s\n",
-                    (unsigned long long)rows[n].size, rows[n].wall_s,
-                    (unsigned long long)rows[n].events,
-                    (double)rows[n].events / rows[n].wall_s / 1e6);
+        if ((rc = run_size(s, size, detail && last, &rows[n], &kp, &kr,
+                           err)) != NSIM_OK)
+            break;
+        print_row(ro, &m, &rows[n], n);
         n++;
-    } while (next_size(s, size, &size));
+        size = next;
+        if (last)
+            break;
+    } while (1);
+    cJSON *extra = NULL;
     if (rc == NSIM_OK && !ro->quiet)
         nsim_report_footer(stdout, rows, n);
+    if (rc == NSIM_OK && kp != NULL)
+        extra = report_detail(s, ro, kp, &kr);
     if (rc == NSIM_OK && ro->json_out != NULL)
-        rc = nsim_report_write_json(ro->json_out, &m, rows, n, err);
+        rc = nsim_report_write_json(ro->json_out, &m, rows, n, extra, err);
+    else
+        cJSON_Delete(extra);
+    if (kp != NULL)
+        nsim_exec_result_free(&kr);
+    nsim_plan_destroy(kp);
     free(rows);
     return rc;
 }

@@ -37,6 +37,10 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --json FILE            also write the results as JSON\n"
      "  --quiet                print nothing (with --json)\n"
      "  --timing               print wall time and events per size (stderr)\n"
+     "  --stats                counters of the largest size: connections,\n"
+     "                         links, NIC ports, QPs, CQs (also in --json)\n"
+     "  --debug                an NCCL_DEBUG=INFO-style account of the plan\n"
+     "                         and an ibstat-like table of every HCA and QP\n"
      "Sizes take K, M, G suffixes (powers of 1024), as nccl-tests.\n",
      nsim_cmd_run},
     {"plan", "SCENARIO [-o FILE]",

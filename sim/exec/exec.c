@@ -212,23 +212,44 @@ static void teardown(exec *ex)
     nsim_sim_destroy(ex->sim);
 }
 
-static int collect(exec *ex, const nsim_exec_opts *opts, nsim_exec_result *res,
-                   nsim_err *err)
+static int collect_links(exec *ex, nsim_topo *topo, nsim_exec_result *res)
+{
+    uint32_t n = nsim_topo_nlinks(topo), k = 0;
+    res->links = malloc((n ? n : 1) * sizeof *res->links);
+    if (res->links == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        nsim_server_stats s = nsim_fabric_stats(ex->fab, i);
+        if (s.pieces == 0 && s.wire_bytes == 0)
+            continue;
+        res->links[k++] = (nsim_link_record){i, s.bytes, s.wire_bytes,
+                                             s.pieces, s.busy_ps};
+    }
+    res->nlinks = k;
+    return NSIM_OK;
+}
+
+static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
+                   nsim_exec_result *res, nsim_err *err)
 {
     const nsim_plan *p = ex->plan;
     memset(res, 0, sizeof *res);
     res->time_ps = ex->finish;
     res->events = nsim_sim_get_counters(ex->sim).events_run;
-    res->nconns = p->nconns;
     for (uint32_t i = 0; i < p->nconns; i++)
         res->bytes_moved += ex->conns[i].st.bytes;
-    if (opts->want_conn_stats) {
-        res->conns = malloc(p->nconns * sizeof *res->conns);
-        if (res->conns == NULL)
+    if (!opts->want_stats)
+        return NSIM_OK;
+    res->nconns = p->nconns;
+    res->conns = malloc(p->nconns * sizeof *res->conns);
+    if (res->conns == NULL || collect_links(ex, topo, res) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+    for (uint32_t i = 0; i < p->nconns; i++)
+        res->conns[i] = ex->conns[i].st;
+    for (int k = 0; k < 2; k++)
+        if (ex->inited[k] && transports[k]->report != NULL &&
+            transports[k]->report(ex->shared[k], &res->xport) != NSIM_OK)
             return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
-        for (uint32_t i = 0; i < p->nconns; i++)
-            res->conns[i] = ex->conns[i].st;
-    }
     return NSIM_OK;
 }
 
@@ -253,8 +274,8 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
                       "simulation stalled: %u of %u thread blocks never "
                       "finished (a deadlock in the plan or a lost credit)",
                       ex.lanes_left, ex.nlanes);
-    if (rc == NSIM_OK)
-        rc = collect(&ex, opts, res, err);
+    if (rc == NSIM_OK && (rc = collect(&ex, topo, opts, res, err)) != NSIM_OK)
+        nsim_exec_result_free(res);
     teardown(&ex);
     return rc;
 }
@@ -262,5 +283,8 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
 void nsim_exec_result_free(nsim_exec_result *res)
 {
     free(res->conns);
+    free(res->links);
+    nsim_xport_stats_free(&res->xport);
     res->conns = NULL;
+    res->links = NULL;
 }

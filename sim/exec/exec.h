@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "models/params.h"
+#include "models/transport.h"
 #include "sim/core/sim.h"
 #include "sim/plan/plan.h"
 #include "sim/topo/topo.h"
@@ -27,17 +28,27 @@ typedef struct nsim_conn_stats {
     nsim_time blocked_credit_ps; /* sender waited for a free slot */
 } nsim_conn_stats;
 
+typedef struct nsim_link_record {
+    uint32_t link; /* directed topology link */
+    uint64_t bytes, wire_bytes, pieces;
+    nsim_time busy_ps;
+} nsim_link_record;
+
 typedef struct nsim_exec_result {
     nsim_time time_ps;    /* launch to the last rank's completion */
     uint64_t events;      /* engine events run */
     uint64_t bytes_moved; /* payload over all connections */
+    /* with want_stats (malloc'd; nsim_exec_result_free): */
     uint32_t nconns;
-    nsim_conn_stats *conns; /* per connection (malloc'd, may be NULL) */
+    nsim_conn_stats *conns;  /* per plan connection */
+    uint32_t nlinks;
+    nsim_link_record *links; /* topology links that carried traffic */
+    nsim_xport_stats xport;  /* QPs, CQs, NIC ports */
 } nsim_exec_result;
 
 typedef struct nsim_exec_opts {
     uint64_t seed;
-    int want_conn_stats;
+    int want_stats;
 } nsim_exec_opts;
 
 NSIM_NODISCARD int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,

@@ -54,3 +54,11 @@ foreach(line ${bad_lines})
               ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
               NO_FILE bad_${n}.json)
 endforeach()
+
+# observability
+nsim_expect(cli.run.stats 0 CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M
+            -e 1M --stats --qps 2
+            OUT "# QPs: .*conn +1 qp 1 send .*# CQs: .*conn +1 recv depth +1024")
+nsim_expect(cli.run.debug 0 CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M
+            -e 1M --debug
+            OUT "NCCL INFO Channel 00/02 : 0 1 3 2\n.*\\[send\\] via NET/IB/0/GDRDMA.*CA 'h0.nic'.*QPN 0x")
