@@ -23,12 +23,24 @@
 #include "sim/plan/plan.h"
 #include "sim/topo/topo.h"
 
+/* NCCL's NET knobs (nccl-internals 5.2-5.5, 9). */
+typedef struct nsim_net_knobs {
+    int split_data_on_qps;  /* NCCL_IB_SPLIT_DATA_ON_QPS (0) */
+    int adaptive_routing;   /* NCCL_IB_ADAPTIVE_ROUTING: -1 auto (IB on,
+                             * RoCE off), 0, 1 */
+    uint64_t ar_threshold;  /* NCCL_IB_AR_THRESHOLD (8192) */
+    int shared_comms;       /* NCCL_NET_SHARED_COMMS / channel mode shared */
+} nsim_net_knobs;
+
+#define NSIM_NET_KNOBS_DEFAULT {0, -1, 8192, 0}
+
 typedef struct nsim_xport_env {
     nsim_sim *sim;
     nsim_fabric *fab;
     nsim_topo *topo;
     const nsim_params *params;
     const nsim_plan *plan;
+    const nsim_net_knobs *net;
     void *exec;
     void (*arrived)(void *exec, uint32_t conn);
     void (*credit)(void *exec, uint32_t conn);

@@ -1,22 +1,33 @@
 /* SPDX-License-Identifier: MIT
  *
  * net.c - NCCL's NET transport over the IB verbs model (nccl-internals
- * 5.2-5.9): per connection a send side and a receive side, each with its
- * own CQ, NCCL_IB_QPS_PER_CONNECTION data QPs, and the rank's proxy
- * thread doing the work.
+ * 5.2-5.9).
  *
- * Send side: the GPU writes the slice into its staging slot (GPU memory
- * with GPUDirect RDMA, host memory without) and bumps tail; the proxy,
- * once the receiver's clear-to-send for that slice is in its FIFO, posts
- * one signaled RDMA_WRITE_WITH_IMM on QP (slice mod nqps) (messages rotate
- * over the QPs, NCCL_IB_SPLIT_DATA_ON_QPS=0); the send CQE frees the slot.
- * Receive side: the proxy keeps NCCL_STEPS/sliceSteps receives posted;
- * each posted receive is a receive WR on the data QP plus a 64-byte CTS
- * RDMA write to the sender; the receive CQE (in order of posting) makes
- * the slice visible to the GPU, after a GDR flush read on GPUs before
- * Hopper; when the GPU has consumed the slice the proxy posts the next
- * receive. The proxy is one thread per rank: every action (post, poll,
- * repost) takes proxy_action_ps of its time, one after another.
+ * A comm is one plugin connection pair: NCCL_IB_QPS_PER_CONNECTION data
+ * QPs on the sending NIC and their peers on the receiving NIC, one CQ on
+ * each side. A plan connection (channel, from, to) owns a comm (channel
+ * mode "dedicated"), or shares one with the other channels between the
+ * same two ranks on the same NICs (mode "shared", NCCL_NET_SHARED_COMMS):
+ * then their requests interleave on the same QPs and CQs.
+ *
+ * Receive side: the proxy keeps NCCL_STEPS/sliceSteps receives posted per
+ * connection. Each receive takes the comm's next request id r, posts a
+ * receive WR on every QP the request will use - QP (r x nq + j) mod nqps,
+ * nq = 1, or nqps with NCCL_IB_SPLIT_DATA_ON_QPS=1 - and RDMA-writes a
+ * 64-byte CTS entry (carrying r) into the sender's FIFO on QP 0.
+ * Send side: the GPU stages the slice (GPU memory with GPUDirect RDMA,
+ * host memory without) and bumps tail; once the matching CTS is in the
+ * FIFO the proxy posts, on each QP of the request, its 128-byte-aligned
+ * piece as one signaled RDMA_WRITE_WITH_IMM - or, with adaptive routing
+ * and a piece above NCCL_IB_AR_THRESHOLD, an unsignaled RDMA_WRITE and a
+ * separate zero-byte signaled WRITE_WITH_IMM, so the completion cannot
+ * overtake reordered data. A slice is done on a side when every QP that
+ * carries a piece of it has completed (the channel synchronizes all its
+ * QPs); slices are released in order. The receive completion makes the
+ * slice visible (after a GDR flush read before Hopper, or the GPU's read
+ * from host memory without GDR); the send completion frees the staging
+ * slot. Every proxy action (post, poll, repost) takes proxy_action_ps of
+ * the rank's one proxy thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,40 +37,55 @@
 
 #define MAX_QPS 128
 #define SLOTS NSIM_NCCL_STEPS
+#define WR_ID(conn, k) (((uint64_t)(conn) << 32) | ((k) & 0xffffffffu))
+#define WR_CONN(id) ((uint32_t)((id) >> 32))
+#define WR_SLICE(id) ((uint32_t)(id))
 
 typedef struct proxy {
     nsim_time free_at;
 } proxy;
 
 typedef struct net_conn net_conn;
+typedef struct net_comm net_comm;
 
 typedef struct net_shared {
     const nsim_xport_env *env;
-    nsim_hca **hca;  /* per device, created on first use */
-    proxy *proxies;  /* per rank */
-    net_conn **conns; /* every connection set up, for reports */
-    uint32_t nconns, conns_cap;
+    nsim_hca **hca;   /* per device, created on first use */
+    proxy *proxies;   /* per rank */
+    net_conn **conn_of; /* per plan connection id */
+    net_comm **comms;
+    uint32_t ncomms, comms_cap;
 } net_shared;
 
-typedef enum act { ACT_ISEND, ACT_POLL_SEND, ACT_POLL_RECV, ACT_REPOST } act;
+typedef enum act { ACT_ISEND, ACT_REPOST, ACT_POLL_SEND, ACT_POLL_RECV } act;
+
+struct net_comm {
+    net_shared *sh;
+    uint32_t from, to, send_nic, recv_nic;
+    nsim_qp *qs[MAX_QPS], *qr[MAX_QPS];
+    nsim_cq *cq_s, *cq_r;
+    uint32_t nqps, nq; /* QPs, QPs per request */
+    int ar;            /* adaptive routing on this comm */
+    uint64_t next_req; /* request ids, assigned by the receiver */
+    uint8_t queued[2]; /* a poll of each side already waits */
+    uint64_t polls[2], empty_polls[2], cqes[2];
+};
 
 struct net_conn {
     net_shared *sh;
+    net_comm *m;
     uint32_t conn, from, to;
-    nsim_qp *qs[MAX_QPS], *qr[MAX_QPS];
-    nsim_cq *cq_s, *cq_r;
-    uint32_t nqps;
     uint32_t stage_path[64], nstage;    /* sm [+ GPU -> host memory] */
     uint32_t host_read[64], nhost_read; /* host -> GPU (no GDR) */
     uint64_t sizes[SLOTS];
-    uint64_t issued, written, cts, posted, send_done; /* sender counters */
-    uint64_t recv_posted, recv_done, visible;        /* receiver counters */
-    uint8_t recv_landed[SLOTS];
-    nsim_time flush_ps; /* GDR flush read before a Simple receive is
-                         * visible (sm < 90), else 0 */
+    uint64_t rid[SLOTS];                 /* request id of each receive */
+    uint8_t send_left[SLOTS], recv_left[SLOTS]; /* QPs yet to complete */
+    uint64_t issued, written, cts, posted, send_done;
+    uint64_t recv_posted, recv_done;
+    nsim_time flush_ps; /* GDR flush read (sm < 90) before visibility */
     int gdr;
-    uint8_t queued[4]; /* an action of each kind already waits */
-    uint64_t polls[2], empty_polls[2], cqes[2]; /* [send side, recv side] */
+    uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
+    uint32_t reposts;
 };
 
 static int get_hca(net_shared *sh, uint32_t dev, nsim_hca **out, nsim_err *err)
@@ -80,12 +106,10 @@ static int net_init(const nsim_xport_env *env, void **shared, nsim_err *err)
     sh->env = env;
     sh->hca = calloc(nsim_topo_ndevices(env->topo), sizeof *sh->hca);
     sh->proxies = calloc(env->plan->nranks, sizeof *sh->proxies);
-    if (sh->hca == NULL || sh->proxies == NULL) {
-        free(sh->hca);
-        free(sh);
-        return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
-    }
+    sh->conn_of = calloc(env->plan->nconns, sizeof *sh->conn_of);
     *shared = sh;
+    if (sh->hca == NULL || sh->proxies == NULL || sh->conn_of == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
     return NSIM_OK;
 }
 
@@ -94,50 +118,117 @@ static void net_fini(void *shared)
     net_shared *sh = shared;
     if (sh == NULL)
         return;
-    for (uint32_t d = 0; d < nsim_topo_ndevices(sh->env->topo); d++)
+    for (uint32_t d = 0; sh->hca && d < nsim_topo_ndevices(sh->env->topo); d++)
         nsim_hca_destroy(sh->hca[d]);
+    for (uint32_t i = 0; i < sh->ncomms; i++)
+        free(sh->comms[i]);
+    free(sh->comms);
     free(sh->hca);
     free(sh->proxies);
-    free(sh->conns);
+    free(sh->conn_of);
     free(sh);
 }
 
 /* ---- the proxy thread ------------------------------------------------- */
 
-static void on_action(nsim_sim *sim, nsim_event *ev);
+static void on_conn_action(nsim_sim *sim, nsim_event *ev);
+static void on_comm_action(nsim_sim *sim, nsim_event *ev);
 
 /* Queues an action on a rank's proxy: it runs after the proxy's earlier
- * actions, proxy_action_ps each. */
-static void proxy_do(net_conn *c, uint32_t rank, act a)
+ * actions, proxy_action_ps each. One waiting pass of a kind serves all
+ * that is pending of that kind (the proxy loop's behaviour). */
+static void proxy_do(net_shared *sh, uint32_t rank, nsim_event_fn *fn,
+                     void *target, act a)
 {
-    const nsim_xport_env *e = c->sh->env;
-    /* the proxy's loop serves every pending thing of a kind in one pass:
-     * one queued pass of a kind is enough (reposts are counted, not
-     * merged) */
-    if (a != ACT_REPOST) {
-        if (c->queued[a])
-            return;
-        c->queued[a] = 1;
-    }
-    proxy *px = &c->sh->proxies[rank];
+    const nsim_xport_env *e = sh->env;
+    proxy *px = &sh->proxies[rank];
     nsim_time now = nsim_sim_now(e->sim);
     px->free_at = (px->free_at > now ? px->free_at : now) +
                   e->params->proxy_action_ps;
-    if (nsim_sim_schedule_at(e->sim, px->free_at, on_action, c, 0, a, NULL))
+    if (nsim_sim_schedule_at(e->sim, px->free_at, fn, target, 0, a, NULL))
         nsim_sim_fail(e->sim, NSIM_ENOMEM, "net: out of memory");
+}
+
+static void conn_do(net_conn *c, act a)
+{
+    if (a == ACT_ISEND && c->queued[0])
+        return;
+    if (a == ACT_ISEND)
+        c->queued[0] = 1;
+    proxy_do(c->sh, a == ACT_ISEND ? c->from : c->to, on_conn_action, c, a);
+}
+
+static void comm_do(net_comm *m, act a)
+{
+    int side = a == ACT_POLL_RECV;
+    if (m->queued[side])
+        return;
+    m->queued[side] = 1;
+    proxy_do(m->sh, side ? m->to : m->from, on_comm_action, m, a);
+}
+
+static void fail(net_conn *c, const char *what)
+{
+    nsim_sim_fail(c->sh->env->sim, NSIM_ESIM, "net: %s on connection %u",
+                  what, c->conn);
+}
+
+/* Posts the pieces of slice k on the QPs of its request. */
+static void post_slice(net_conn *c, uint64_t k)
+{
+    net_comm *m = c->m;
+    uint64_t size = c->sizes[k % SLOTS], r = c->rid[k % SLOTS];
+    uint64_t per = ((size + m->nq - 1) / m->nq + 127) / 128 * 128, off = 0;
+    c->send_left[k % SLOTS] = (uint8_t)m->nq;
+    for (uint32_t j = 0; j < m->nq; j++) {
+        uint64_t n = size - off < per ? size - off : per;
+        nsim_qp *q = m->qs[(r * m->nq + j) % m->nqps];
+        nsim_send_wr imm = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE_WITH_IMM, n,
+                            (uint32_t)n, 1};
+        off += n;
+        if (m->ar && n > c->sh->env->net->ar_threshold) {
+            nsim_send_wr data = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE, n, 0,
+                                 0};
+            imm.bytes = 0;
+            if (nsim_qp_post_send(q, &data) != NSIM_OK)
+                return fail(c, "send queue full");
+        }
+        if (nsim_qp_post_send(q, &imm) != NSIM_OK)
+            return fail(c, "send queue full");
+    }
 }
 
 static void try_isend(net_conn *c)
 {
-    while (c->posted < c->written && c->posted < c->cts) {
-        uint64_t k = c->posted++;
-        nsim_send_wr wr = {k, NSIM_WR_RDMA_WRITE_WITH_IMM, c->sizes[k % SLOTS],
-                           (uint32_t)c->sizes[k % SLOTS], 1};
-        if (nsim_qp_post_send(c->qs[k % c->nqps], &wr) != NSIM_OK) {
-            nsim_sim_fail(c->sh->env->sim, NSIM_ESIM,
-                          "net: send queue full on connection %u", c->conn);
-            return;
-        }
+    while (c->posted < c->written && c->posted < c->cts)
+        post_slice(c, c->posted++);
+}
+
+static void post_receive(net_conn *c)
+{
+    net_comm *m = c->m;
+    uint64_t k = c->recv_posted++, r = m->next_req++;
+    nsim_send_wr cts = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE,
+                        c->sh->env->params->cts_entry_bytes, 0, 0};
+    c->rid[k % SLOTS] = r;
+    c->recv_left[k % SLOTS] = (uint8_t)m->nq;
+    for (uint32_t j = 0; j < m->nq; j++)
+        if (nsim_qp_post_recv(m->qr[(r * m->nq + j) % m->nqps],
+                              WR_ID(c->conn, k)) != NSIM_OK)
+            return fail(c, "receive queue full");
+    if (nsim_qp_post_send(m->qr[0], &cts) != NSIM_OK)
+        fail(c, "CTS send queue full");
+}
+
+static void on_conn_action(nsim_sim *sim, nsim_event *ev)
+{
+    net_conn *c = ev->target;
+    (void)sim;
+    if ((act)ev->arg.u64 == ACT_ISEND) {
+        c->queued[0] = 0;
+        try_isend(c);
+    } else {
+        post_receive(c);
     }
 }
 
@@ -145,7 +236,6 @@ static void on_visible(nsim_sim *sim, nsim_event *ev)
 {
     net_conn *c = ev->target;
     (void)sim;
-    c->visible++;
     c->sh->env->arrived(c->sh->env->exec, c->conn);
 }
 
@@ -153,117 +243,98 @@ static void on_host_read(nsim_sim *sim, nsim_piece *p)
 {
     net_conn *c = p->ctx;
     (void)sim;
-    c->visible++;
     c->sh->env->arrived(c->sh->env->exec, c->conn);
 }
 
 /* Receives complete in the order they were posted (NCCL tests the oldest
- * request first). */
-static void release_in_order(net_conn *c)
+ * request first); a slice is in when all its QPs completed. */
+static void release_recvs(net_conn *c)
 {
     const nsim_xport_env *e = c->sh->env;
-    while (c->recv_done < c->recv_posted && c->recv_landed[c->recv_done % SLOTS]) {
+    while (c->recv_done < c->recv_posted &&
+           c->recv_left[c->recv_done % SLOTS] == 0) {
         uint64_t k = c->recv_done++;
-        c->recv_landed[k % SLOTS] = 0;
+        c->recv_left[k % SLOTS] = 0xff; /* not posted */
         if (!c->gdr) {
             /* the data sits in host memory; the GPU reads it over PCIe */
             nsim_piece *p;
             if (nsim_fabric_piece(e->fab, &p) != NSIM_OK)
-                goto oom;
+                return fail(c, "out of memory");
             *p = (nsim_piece){c->host_read, c->nhost_read, 0,
                               c->sizes[k % SLOTS], 0, on_host_read, c, k, 0,
                               NULL};
             if (nsim_fabric_send(e->fab, p) != NSIM_OK)
-                goto oom;
+                return fail(c, "out of memory");
         } else if (nsim_sim_schedule(e->sim, c->flush_ps, on_visible, c, 0, k,
                                      NULL) != NSIM_OK) {
-            goto oom;
+            return fail(c, "out of memory");
         }
     }
-    return;
-oom:
-    nsim_sim_fail(e->sim, NSIM_ENOMEM, "net: out of memory");
 }
 
-static void poll_cq(net_conn *c, nsim_cq *cq, int send_side)
+static void release_sends(net_conn *c)
+{
+    while (c->send_done < c->posted && c->send_left[c->send_done % SLOTS] == 0) {
+        c->send_left[c->send_done++ % SLOTS] = 0xff;
+        c->sh->env->credit(c->sh->env->exec, c->conn);
+    }
+}
+
+static void poll_cq(net_comm *m, int side)
 {
     nsim_wc wc[4]; /* NCCL polls 4 CQEs at a time, while it finds some */
-    int n, side = !send_side;
-    c->polls[side]++;
-    while ((n = nsim_cq_poll(cq, 4, wc)) > 0) {
-        c->polls[side]++;
-        c->cqes[side] += (uint64_t)n;
+    int n;
+    m->polls[side]++;
+    while ((n = nsim_cq_poll(side ? m->cq_r : m->cq_s, 4, wc)) > 0) {
+        m->polls[side]++;
+        m->cqes[side] += (uint64_t)n;
         for (int i = 0; i < n; i++) {
-            if (send_side) {
-                c->send_done++;
-                c->sh->env->credit(c->sh->env->exec, c->conn);
+            net_conn *c = m->sh->conn_of[WR_CONN(wc[i].wr_id)];
+            uint32_t k = WR_SLICE(wc[i].wr_id) % SLOTS;
+            if (side) {
+                c->recv_left[k]--;
+                release_recvs(c);
             } else {
-                c->recv_landed[wc[i].wr_id % SLOTS] = 1;
+                c->send_left[k]--;
+                release_sends(c);
             }
         }
     }
-    c->empty_polls[side]++; /* the poll that ends the loop finds none */
-    if (!send_side)
-        release_in_order(c);
+    m->empty_polls[side]++; /* the poll that ends the loop finds none */
 }
 
-static void post_receive(net_conn *c)
+static void on_comm_action(nsim_sim *sim, nsim_event *ev)
 {
-    uint64_t k = c->recv_posted++;
-    nsim_send_wr cts = {k, NSIM_WR_RDMA_WRITE,
-                        c->sh->env->params->cts_entry_bytes, 0, 0};
-    if (nsim_qp_post_recv(c->qr[k % c->nqps], k) != NSIM_OK ||
-        nsim_qp_post_send(c->qr[0], &cts) != NSIM_OK)
-        nsim_sim_fail(c->sh->env->sim, NSIM_ESIM,
-                      "net: receive queue full on connection %u", c->conn);
-}
-
-static void on_action(nsim_sim *sim, nsim_event *ev)
-{
-    net_conn *c = ev->target;
+    net_comm *m = ev->target;
+    int side = (act)ev->arg.u64 == ACT_POLL_RECV;
     (void)sim;
-    c->queued[ev->arg.u64] = 0;
-    switch ((act)ev->arg.u64) {
-    case ACT_ISEND:
-        try_isend(c);
-        break;
-    case ACT_POLL_SEND:
-        poll_cq(c, c->cq_s, 1);
-        break;
-    case ACT_POLL_RECV:
-        poll_cq(c, c->cq_r, 0);
-        break;
-    case ACT_REPOST:
-        post_receive(c);
-        break;
-    }
+    m->queued[side] = 0;
+    poll_cq(m, side);
 }
 
 /* ---- notifications ------------------------------------------------------ */
 
 static void on_cq_send(void *ctx, nsim_cq *cq)
 {
-    net_conn *c = ctx;
     (void)cq;
-    proxy_do(c, c->from, ACT_POLL_SEND);
+    comm_do(ctx, ACT_POLL_SEND);
 }
 
 static void on_cq_recv(void *ctx, nsim_cq *cq)
 {
-    net_conn *c = ctx;
     (void)cq;
-    proxy_do(c, c->to, ACT_POLL_RECV);
+    comm_do(ctx, ACT_POLL_RECV);
 }
 
 /* A CTS entry landed in the sender's FIFO (host memory). */
 static void on_cts(void *ctx, nsim_qp *qp, uint64_t wr_id, uint64_t bytes)
 {
-    net_conn *c = ctx;
+    net_comm *m = ctx;
+    net_conn *c = m->sh->conn_of[WR_CONN(wr_id)];
     (void)qp;
-    (void)wr_id;
     (void)bytes;
     c->cts++;
-    proxy_do(c, c->from, ACT_ISEND);
+    conn_do(c, ACT_ISEND);
 }
 
 static void on_staged(nsim_sim *sim, nsim_piece *p)
@@ -271,14 +342,14 @@ static void on_staged(nsim_sim *sim, nsim_piece *p)
     net_conn *c = p->ctx;
     (void)sim;
     c->written++;
-    proxy_do(c, c->from, ACT_ISEND);
+    conn_do(c, ACT_ISEND);
 }
 
-/* ---- transport ops --------------------------------------------------- */
+/* ---- setup -------------------------------------------------------------- */
 
 static uint32_t host_cpu(nsim_topo *t, uint32_t gpu)
 {
-    /* the CPU nearest to the GPU: first CPU on its best route */
+    /* the CPU nearest to the GPU: fewest hops */
     uint32_t best = UINT32_MAX, best_hops = UINT32_MAX;
     for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
         const nsim_route *r;
@@ -307,6 +378,7 @@ static int copy_path(nsim_topo *t, uint32_t a, uint32_t b, uint32_t *out,
     return NSIM_OK;
 }
 
+/* Where the buffers live and how data gets in and out of them. */
 static int setup_paths(net_conn *c, const nsim_plan_conn *pc, uint32_t *mem_s,
                        uint32_t *mem_r, nsim_err *err)
 {
@@ -338,33 +410,70 @@ static int setup_paths(net_conn *c, const nsim_plan_conn *pc, uint32_t *mem_s,
     return NSIM_OK;
 }
 
-static int setup_qps(net_conn *c, const nsim_plan_conn *pc, uint32_t mem_s,
-                     uint32_t mem_r, nsim_err *err)
+static int comm_qps(net_comm *m, uint32_t mem_s, uint32_t mem_r, nsim_err *err)
 {
-    net_shared *sh = c->sh;
+    net_shared *sh = m->sh;
+    nsim_topo *t = sh->env->topo;
     nsim_hca *hs, *hr;
-    NSIM_TRY(get_hca(sh, pc->send_nic, &hs, err));
-    NSIM_TRY(get_hca(sh, pc->recv_nic, &hr, err));
+    NSIM_TRY(get_hca(sh, m->send_nic, &hs, err));
+    NSIM_TRY(get_hca(sh, m->recv_nic, &hr, err));
     /* CQ sizes as NCCL's (nccl-internals 5.2) */
-    if (nsim_cq_create(hs, 256 * c->nqps, on_cq_send, c, &c->cq_s) ||
-        nsim_cq_create(hr, 512 * c->nqps, on_cq_recv, c, &c->cq_r))
+    if (nsim_cq_create(hs, 256 * m->nqps, on_cq_send, m, &m->cq_s) ||
+        nsim_cq_create(hr, 512 * m->nqps, on_cq_recv, m, &m->cq_r))
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
-    for (uint32_t i = 0; i < c->nqps; i++) {
-        if (nsim_qp_create(hs, c->cq_s, c->cq_s, 512, &c->qs[i]) ||
-            nsim_qp_create(hr, c->cq_r, c->cq_r, 512, &c->qr[i]))
+    uint32_t cs = host_cpu(t, nsim_topo_rank_device(t, m->from));
+    uint32_t cr = host_cpu(t, nsim_topo_rank_device(t, m->to));
+    for (uint32_t i = 0; i < m->nqps; i++) {
+        if (nsim_qp_create(hs, m->cq_s, m->cq_s, 512, &m->qs[i]) ||
+            nsim_qp_create(hr, m->cq_r, m->cq_r, 512, &m->qr[i]))
             return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
-        NSIM_TRY(nsim_qp_connect(c->qs[i], c->qr[i], mem_s, mem_r, err));
-        /* the receiver's QPs carry the CTS writes back to host memory */
-        uint32_t cs = host_cpu(sh->env->topo,
-                               nsim_topo_rank_device(sh->env->topo, pc->from));
-        uint32_t cr = host_cpu(sh->env->topo,
-                               nsim_topo_rank_device(sh->env->topo, pc->to));
-        NSIM_TRY(nsim_qp_connect(c->qr[i], c->qs[i],
+        NSIM_TRY(nsim_qp_connect(m->qs[i], m->qr[i], mem_s, mem_r, err));
+        /* the receiver's QPs carry the CTS writes to host memory */
+        NSIM_TRY(nsim_qp_connect(m->qr[i], m->qs[i],
                                  cr != UINT32_MAX ? cr : mem_r,
                                  cs != UINT32_MAX ? cs : mem_s, err));
-        nsim_qp_set_land_hook(c->qs[i], on_cts, c);
+        nsim_qp_set_land_hook(m->qs[i], on_cts, m);
     }
     return NSIM_OK;
+}
+
+/* The comm for a connection: a new one, or (shared mode) the one already
+ * set up between the same ranks on the same NICs. */
+static int get_comm(net_shared *sh, const nsim_plan_conn *pc, uint32_t mem_s,
+                    uint32_t mem_r, net_comm **out, nsim_err *err)
+{
+    const nsim_net_knobs *k = sh->env->net;
+    for (uint32_t i = 0; k->shared_comms && i < sh->ncomms; i++) {
+        net_comm *m = sh->comms[i];
+        if (m->from == pc->from && m->to == pc->to &&
+            m->send_nic == pc->send_nic && m->recv_nic == pc->recv_nic) {
+            *out = m;
+            return NSIM_OK;
+        }
+    }
+    if (sh->ncomms == sh->comms_cap) {
+        uint32_t cap = sh->comms_cap ? sh->comms_cap * 2 : 64;
+        net_comm **a = realloc(sh->comms, cap * sizeof *a);
+        if (a == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
+        sh->comms = a;
+        sh->comms_cap = cap;
+    }
+    net_comm *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
+    sh->comms[sh->ncomms++] = m;
+    const nsim_device *ns = nsim_topo_device(sh->env->topo, pc->send_nic);
+    *m = (net_comm){.sh = sh, .from = pc->from, .to = pc->to,
+                    .send_nic = pc->send_nic, .recv_nic = pc->recv_nic,
+                    .nqps = pc->nqps ? pc->nqps : 1};
+    if (m->nqps > MAX_QPS)
+        return NSIM_ERR(err, NSIM_EINVAL, "net: at most %d QPs", MAX_QPS);
+    m->nq = k->split_data_on_qps ? m->nqps : 1;
+    m->ar = k->adaptive_routing < 0 ? ns->link_layer == NSIM_LL_IB
+                                    : k->adaptive_routing;
+    *out = m;
+    return comm_qps(m, mem_s, mem_r, err);
 }
 
 static void on_prepost(nsim_sim *sim, nsim_event *ev)
@@ -372,37 +481,28 @@ static void on_prepost(nsim_sim *sim, nsim_event *ev)
     net_conn *c = ev->target;
     (void)sim;
     for (uint32_t k = 0; k < SLOTS / c->sh->env->plan->slice_steps; k++)
-        proxy_do(c, c->to, ACT_REPOST);
+        conn_do(c, ACT_REPOST);
 }
 
 static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
                      void **state, nsim_err *err)
 {
+    net_shared *sh = shared;
     const nsim_plan_conn *pc = &env->plan->conns[conn];
     net_conn *c = calloc(1, sizeof *c);
     uint32_t mem_s = 0, mem_r = 0;
     if (c == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
     *state = c;
-    c->sh = shared;
+    c->sh = sh;
     c->conn = conn;
     c->from = pc->from;
     c->to = pc->to;
-    c->nqps = pc->nqps ? pc->nqps : 1;
-    if (c->nqps > MAX_QPS)
-        return NSIM_ERR(err, NSIM_EINVAL, "net: at most %d QPs", MAX_QPS);
-    net_shared *sh = shared;
-    if (sh->nconns == sh->conns_cap) {
-        uint32_t cap = sh->conns_cap ? sh->conns_cap * 2 : 64;
-        net_conn **a = realloc(sh->conns, cap * sizeof *a);
-        if (a == NULL)
-            return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
-        sh->conns = a;
-        sh->conns_cap = cap;
-    }
-    sh->conns[sh->nconns++] = c;
+    sh->conn_of[conn] = c;
+    memset(c->recv_left, 0xff, sizeof c->recv_left);
+    memset(c->send_left, 0xff, sizeof c->send_left);
     NSIM_TRY(setup_paths(c, pc, &mem_s, &mem_r, err));
-    NSIM_TRY(setup_qps(c, pc, mem_s, mem_r, err));
+    NSIM_TRY(get_comm(sh, pc, mem_s, mem_r, &c->m, err));
     return nsim_sim_schedule(env->sim, 0, on_prepost, c, 0, 0, NULL);
 }
 
@@ -427,40 +527,48 @@ static int net_send(void *state, uint32_t sm_server, uint64_t bytes,
 
 static int net_consumed(void *state)
 {
-    net_conn *c = state;
-    proxy_do(c, c->to, ACT_REPOST);
+    conn_do(state, ACT_REPOST);
     return NSIM_OK;
 }
 
-static int report_conn(const net_conn *c, nsim_xport_stats *st)
+/* ---- reports ------------------------------------------------------------ */
+
+static int report_comm(const net_comm *m, uint32_t id, nsim_xport_stats *st)
 {
-    const nsim_plan_conn *pc = &c->sh->env->plan->conns[c->conn];
-    for (uint32_t i = 0; i < c->nqps; i++)
+    for (uint32_t i = 0; i < m->nqps; i++)
         for (uint32_t side = 0; side < 2; side++) {
-            const nsim_qp *q = side ? c->qr[i] : c->qs[i];
-            const nsim_qp *peer = side ? c->qs[i] : c->qr[i];
+            const nsim_qp *q = side ? m->qr[i] : m->qs[i];
+            const nsim_qp *peer = side ? m->qs[i] : m->qr[i];
             nsim_qp_counters k = nsim_qp_get_counters(q);
-            nsim_qp_record r = {c->conn, i, side,
-                                side ? pc->recv_nic : pc->send_nic,
-                                side ? pc->send_nic : pc->recv_nic,
+            nsim_qp_record r = {id, i, side,
+                                side ? m->recv_nic : m->send_nic,
+                                side ? m->send_nic : m->recv_nic,
                                 nsim_qp_num(q), nsim_qp_num(peer), "RTS",
                                 k.wrs, k.bytes, k.packets, k.acks, 0};
             NSIM_TRY(nsim_xport_stats_add_qp(st, &r));
         }
     for (uint32_t side = 0; side < 2; side++) {
-        nsim_cq_record r = {c->conn, side, (side ? 512 : 256) * c->nqps,
-                            c->cqes[side], c->polls[side],
-                            c->empty_polls[side]};
+        nsim_cq_record r = {id, side, (side ? 512 : 256) * m->nqps,
+                            m->cqes[side], m->polls[side],
+                            m->empty_polls[side]};
         NSIM_TRY(nsim_xport_stats_add_cq(st, &r));
     }
     return NSIM_OK;
 }
 
+/* Records name the first plan connection that uses each comm. */
 static int net_report(void *shared, nsim_xport_stats *st)
 {
     net_shared *sh = shared;
-    for (uint32_t i = 0; i < sh->nconns; i++)
-        NSIM_TRY(report_conn(sh->conns[i], st));
+    for (uint32_t i = 0; i < sh->ncomms; i++) {
+        uint32_t id = 0;
+        for (uint32_t c = 0; c < sh->env->plan->nconns; c++)
+            if (sh->conn_of[c] != NULL && sh->conn_of[c]->m == sh->comms[i]) {
+                id = c;
+                break;
+            }
+        NSIM_TRY(report_comm(sh->comms[i], id, st));
+    }
     for (uint32_t d = 0; d < nsim_topo_ndevices(sh->env->topo); d++) {
         if (sh->hca[d] == NULL)
             continue;
@@ -473,7 +581,6 @@ static int net_report(void *shared, nsim_xport_stats *st)
 }
 
 const nsim_transport_ops nsim_net_transport = {
-    .report = net_report,
     .name = "NET",
     .init = net_init,
     .fini = net_fini,
@@ -481,4 +588,5 @@ const nsim_transport_ops nsim_net_transport = {
     .teardown = net_teardown,
     .send = net_send,
     .consumed = net_consumed,
+    .report = net_report,
 };

@@ -134,7 +134,7 @@ static int run_size(nsim_scenario *s, uint64_t bytes, int keep,
     nsim_plan *plan = NULL;
     nsim_exec_result res = {0};
     nsim_plan_req req = nsim_scenario_request(s, bytes);
-    nsim_exec_opts eo = {s->seed, keep};
+    nsim_exec_opts eo = {s->seed, keep, &s->net};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = nsim_plan_build(s->topo, &req, &plan, err);

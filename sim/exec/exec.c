@@ -155,8 +155,10 @@ static void on_start(nsim_sim *sim, nsim_event *ev)
         lane_try(ex, i);
 }
 
+static const nsim_net_knobs default_knobs = NSIM_NET_KNOBS_DEFAULT;
+
 static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
-                 nsim_err *err)
+                 const nsim_net_knobs *net, nsim_err *err)
 {
     const nsim_plan *p = ex->plan;
     ex->nlanes = p->nchannels * p->nranks;
@@ -165,8 +167,9 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
     if (ex->lanes == NULL || ex->conns == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     ex->max_inflight = NSIM_NCCL_STEPS / p->slice_steps;
-    ex->env = (nsim_xport_env){ex->sim, ex->fab, topo, params, p, ex,
-                               cb_arrived, cb_credit};
+    ex->env = (nsim_xport_env){ex->sim, ex->fab, topo, params, p,
+                               net ? net : &default_knobs, ex, cb_arrived,
+                               cb_credit};
     for (uint32_t i = 0; i < ex->nlanes; i++) {
         lane_rt *l = &ex->lanes[i];
         const nsim_device *g =
@@ -263,7 +266,7 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
     if (rc == NSIM_OK)
         rc = nsim_fabric_create(ex.sim, topo, params, &ex.fab, err);
     if (rc == NSIM_OK)
-        rc = setup(&ex, topo, params, err);
+        rc = setup(&ex, topo, params, opts->net, err);
     if (rc == NSIM_OK)
         rc = nsim_sim_schedule(ex.sim, params->kernel_launch_ps, on_start, &ex,
                                0, 0, NULL);

@@ -104,6 +104,16 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
         rc = nsim_proto_parse(v, &s->proto);
     else if (strcmp(key, "NCCL_ALGO") == 0)
         rc = nsim_algo_parse(v, &s->algo);
+    else if (strcmp(key, "NCCL_IB_SPLIT_DATA_ON_QPS") == 0) {
+        uint32_t b = 0;
+        rc = parse_u32_text(v, 0, 1, &b);
+        s->net.split_data_on_qps = (int)b;
+    } else if (strcmp(key, "NCCL_IB_ADAPTIVE_ROUTING") == 0) {
+        uint32_t b = 0;
+        rc = parse_u32_text(v, 0, 1, &b);
+        s->net.adaptive_routing = (int)b;
+    } else if (strcmp(key, "NCCL_IB_AR_THRESHOLD") == 0)
+        rc = nsim_units_parse_size(v, &s->net.ar_threshold, &why);
     else if (strcmp(key, "NCCL_NET_SHARED_COMMS") == 0) {
         uint32_t b = 0;
         rc = parse_u32_text(v, 0, 1, &b);
@@ -113,7 +123,9 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
                           "not a variable this ncclsim models (known: "
                           "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, "
                           "NCCL_IB_QPS_PER_CONNECTION, NCCL_BUFFSIZE, "
-                          "NCCL_PROTO, NCCL_ALGO, NCCL_NET_SHARED_COMMS)");
+                          "NCCL_PROTO, NCCL_ALGO, NCCL_NET_SHARED_COMMS, "
+                          "NCCL_IB_SPLIT_DATA_ON_QPS, NCCL_IB_ADAPTIVE_ROUTING, "
+                          "NCCL_IB_AR_THRESHOLD)");
     if (rc != NSIM_OK)
         return nsim_jfail(c, "env", key, "invalid value \"%s\"", v);
     return NSIM_OK;
@@ -315,6 +327,7 @@ int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
     if (s == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
     snprintf(s->source, sizeof s->source, "%s", path);
+    s->net = (nsim_net_knobs)NSIM_NET_KNOBS_DEFAULT;
     int rc = nsim_json_load(path, &root, err);
     if (rc == NSIM_OK)
         rc = read_header(s, &c, root);
@@ -334,6 +347,7 @@ int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
         return rc;
     }
     nsim_scenario_resolve_channels(s);
+    s->net.shared_comms = s->channel_mode == NSIM_CHANNEL_SHARED;
     *out = s;
     return NSIM_OK;
 }

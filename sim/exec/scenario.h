@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "models/params.h"
+#include "models/transport.h"
 #include "sim/plan/plan.h"
 #include "sim/topo/topo.h"
 
@@ -43,6 +44,7 @@ typedef struct nsim_scenario {
     nsim_channel_mode channel_mode;
     uint64_t seed;
     nsim_params params;
+    nsim_net_knobs net; /* net.shared_comms follows channel_mode */
 } nsim_scenario;
 
 NSIM_NODISCARD int nsim_scenario_load(const char *path, nsim_scenario **out,

@@ -74,7 +74,7 @@ static void test_ideal_links_match_alpha_beta(void)
                                NSIM_PROTO_SIMPLE, sizes[j], 4, 1, 1, 4u << 20,
                                NSIM_CHANNEL_DEDICATED};
             NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
-            nsim_exec_opts o = {1, 0};
+            nsim_exec_opts o = {1, 0, NULL};
             nsim_exec_result res;
             NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
             double n = ns[i], S = (double)sizes[j];
@@ -99,7 +99,7 @@ static double busbw(nsim_topo *t, const nsim_params *prm, uint64_t bytes,
     nsim_plan *p = NULL;
     nsim_plan_req r = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, NSIM_PROTO_SIMPLE,
                        bytes, 4, nch, qps, 4u << 20, NSIM_CHANNEL_DEDICATED};
-    nsim_exec_opts o = {1, 0};
+    nsim_exec_opts o = {1, 0, NULL};
     nsim_exec_result res;
     if (nsim_plan_build(t, &r, &p, &err) != NSIM_OK ||
         nsim_exec_run(t, p, prm, &o, &res, &err) != NSIM_OK) {
@@ -168,7 +168,7 @@ static void test_seed_example_halves(void)
     CU_ASSERT_EQUAL(p->nchannels, 2);
     CU_ASSERT_EQUAL(p->chan_bytes[0], 4u << 20);
     CU_ASSERT_EQUAL(p->chan_bytes[1], 4u << 20);
-    nsim_exec_opts o = {1, 1};
+    nsim_exec_opts o = {1, 1, NULL};
     nsim_exec_result res;
     NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
     uint64_t per_chan[2] = {0, 0};
@@ -196,7 +196,85 @@ static void test_same_seed_same_result(void)
     nsim_topo_destroy(t);
 }
 
+/* Runs 2-node, 16 channels, q QPs with the given NET knobs and returns
+ * the result with statistics. */
+static int run_knobs(nsim_topo *t, uint32_t q, const nsim_net_knobs *k,
+                     nsim_exec_result *res, uint64_t *send_qp_bytes_min,
+                     uint64_t *send_qp_bytes_max, uint64_t *send_wrs)
+{
+    nsim_err err = {0};
+    nsim_params prm;
+    nsim_plan *p = NULL;
+    nsim_params_defaults(&prm);
+    nsim_plan_req r = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, NSIM_PROTO_SIMPLE,
+                       32u << 20, 4, 16, q, 4u << 20, NSIM_CHANNEL_DEDICATED};
+    nsim_exec_opts o = {1, 1, k};
+    if (nsim_plan_build(t, &r, &p, &err) != NSIM_OK ||
+        nsim_exec_run(t, p, &prm, &o, res, &err) != NSIM_OK) {
+        fprintf(stderr, "\n  %s\n", err.msg);
+        nsim_plan_destroy(p);
+        return -1;
+    }
+    *send_qp_bytes_min = UINT64_MAX;
+    *send_qp_bytes_max = 0;
+    *send_wrs = 0;
+    for (uint32_t i = 0; i < res->xport.nqps; i++) {
+        const nsim_qp_record *qr = &res->xport.qps[i];
+        if (qr->side != 0)
+            continue;
+        *send_wrs += qr->wrs;
+        if (qr->bytes < *send_qp_bytes_min)
+            *send_qp_bytes_min = qr->bytes;
+        if (qr->bytes > *send_qp_bytes_max)
+            *send_qp_bytes_max = qr->bytes;
+    }
+    nsim_plan_destroy(p);
+    return 0;
+}
+
+static void test_net_knobs(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
+    nsim_exec_result base, split, shared, noar;
+    uint64_t mn, mx, wrs_base, wrs_split, wrs_shared, wrs_noar;
+    nsim_net_knobs kb = NSIM_NET_KNOBS_DEFAULT;
+    CU_ASSERT_EQUAL_FATAL(run_knobs(t, 4, &kb, &base, &mn, &mx, &wrs_base), 0);
+    /* messages rotate over the 4 QPs: every QP carries some */
+    CU_ASSERT(mn > 0);
+    nsim_net_knobs ks = kb;
+    ks.split_data_on_qps = 1;
+    CU_ASSERT_EQUAL_FATAL(run_knobs(t, 4, &ks, &split, &mn, &mx, &wrs_split), 0);
+    /* every message split in 4: 4x the WRs, balanced bytes per QP */
+    CU_ASSERT_EQUAL(wrs_split, 4 * wrs_base);
+    CU_ASSERT(mx - mn <= mx / 50);
+    nsim_net_knobs kh = kb;
+    kh.shared_comms = 1;
+    CU_ASSERT_EQUAL_FATAL(run_knobs(t, 4, &kh, &shared, &mn, &mx, &wrs_shared),
+                          0);
+    /* channels c and c+8 share a comm: half the QPs, the same WRs */
+    CU_ASSERT_EQUAL(shared.xport.nqps * 2, base.xport.nqps);
+    CU_ASSERT_EQUAL(wrs_shared, wrs_base);
+    nsim_net_knobs kn = kb;
+    kn.adaptive_routing = 0;
+    CU_ASSERT_EQUAL_FATAL(run_knobs(t, 4, &kn, &noar, &mn, &mx, &wrs_noar), 0);
+    /* IB's adaptive routing adds a zero-byte WRITE_WITH_IMM per message
+     * above 8 KiB; without it, one WR per message */
+    CU_ASSERT(wrs_noar < wrs_base);
+    /* the same bytes in every mode */
+    CU_ASSERT_EQUAL(base.bytes_moved, split.bytes_moved);
+    CU_ASSERT_EQUAL(base.bytes_moved, shared.bytes_moved);
+    CU_ASSERT_EQUAL(base.bytes_moved, noar.bytes_moved);
+    nsim_exec_result_free(&base);
+    nsim_exec_result_free(&split);
+    nsim_exec_result_free(&shared);
+    nsim_exec_result_free(&noar);
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_exec[] = {
+    {"NET knobs: split data, shared comms, adaptive routing", test_net_knobs},
     {"ideal links match the alpha-beta formula",
      test_ideal_links_match_alpha_beta},
     {"channels help until a link saturates",
