@@ -51,7 +51,7 @@ compare() {
                   "$tmp/r.json")
         awk -v s="$size" -v p="$bus" -v m="$sim" 'BEGIN {
             e = p > 0 ? (m - p) / p * 100 : 0;
-            printf "%14d %10.2f %10.2f %+7.1f%%\n", s, p, m, e }'
+            printf "%14.0f %10.2f %10.2f %+7.1f%%\n", s, p, m, e }'
     done | tee "$tmp/rows"
     awk '$1 >= 1048576 { e = $4; sub(/%/, "", e); e = e + 0; if (e < 0) e = -e; print e }' \
         "$tmp/rows" | sort -n | awk '{ a[NR] = $1 } END {
