@@ -22,7 +22,7 @@ typedef struct run_opts {
 } run_opts;
 
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
-       OPT_TIMING };
+       OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -34,7 +34,20 @@ static const struct option run_long[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"json", required_argument, NULL, OPT_JSON},
     {"size", required_argument, NULL, OPT_SIZE},
-    {"output", required_argument, NULL, 'o'},
+    {"output", required_argument, NULL, 'O'},
+    {"op", required_argument, NULL, 'o'},
+    {"datatype", required_argument, NULL, 'd'},
+    {"root", required_argument, NULL, 'r'},
+    {"nthreads", required_argument, NULL, 't'},
+    {"ngpus", required_argument, NULL, 'g'},
+    {"iters", required_argument, NULL, 'n'},
+    {"warmup_iters", required_argument, NULL, 'w'},
+    {"agg_iters", required_argument, NULL, 'm'},
+    {"check", required_argument, NULL, 'c'},
+    {"blocking", required_argument, NULL, 'z'},
+    {"collective", required_argument, NULL, OPT_COLL},
+    {"algo", required_argument, NULL, OPT_ALGO},
+    {"proto", required_argument, NULL, OPT_PROTO},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"timing", no_argument, NULL, OPT_TIMING},
     {NULL, 0, NULL, 0},
@@ -60,46 +73,102 @@ static int parse_count(const char *cmd, const char *opt, const char *v,
     return 0;
 }
 
+/* nccl-tests flags that do not change a deterministic simulation: a
+ * one-line note, then ignored. */
+static void note_ignored(int c, const char *v)
+{
+    const char *why = "";
+    switch (c) {
+    case 'g':
+    case 't': why = "the topology fixes the ranks"; break;
+    case 'n':
+    case 'w':
+    case 'm': why = "a deterministic simulation needs one iteration"; break;
+    case 'c': why = "a simulation moves no data to check (#wrong is N/A)"; break;
+    case 'z': why = "one collective at a time is simulated"; break;
+    }
+    fprintf(stderr, "ncclsim: note: -%c %s ignored: %s\n", c, v, why);
+}
+
+/* One option of run/plan. Returns 0 or a usage exit status; -1 with err
+ * set for a bad value that is an input error. */
+static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
+                     nsim_scenario *s, run_opts *ro, nsim_err *err)
+{
+    char *end;
+    uint32_t v32 = 0;
+    switch (c) {
+    case 'b': return parse_u64(cmd, "-b", arg, &s->min_bytes);
+    case 'e': return parse_u64(cmd, "-e", arg, &s->max_bytes);
+    case 'i':
+        s->step_factor = 1;
+        return parse_u64(cmd, "-i", arg, &s->step_bytes);
+    case 'f':
+        s->step_factor = strtod(arg, &end);
+        if (end == arg || *end != '\0' || s->step_factor < 1)
+            return nsim_cli_usage(cmd, "-f: expected a factor >= 1");
+        return 0;
+    case OPT_NCH:
+        s->min_channels = s->max_channels = 0;
+        return parse_count(cmd, "--nchannels", arg, NSIM_MAX_CHANNELS,
+                           &s->nchannels);
+    case OPT_QPS: return parse_count(cmd, "--qps", arg, 128, &s->qps_per_conn);
+    case OPT_SEED: return parse_u64(cmd, "--seed", arg, &s->seed);
+    case OPT_JSON: ro->json_out = arg; return 0;
+    case 'O': ro->plan_out = arg; return 0;
+    case 'o':
+        if (strcmp(cmd, "plan") == 0) {
+            ro->plan_out = arg;
+            return 0;
+        }
+        return nsim_scenario_set_op(s, arg, "-o", err) ? -1 : 0;
+    case 'd': return nsim_scenario_set_dtype(s, arg, "-d", err) ? -1 : 0;
+    case 'r':
+        v32 = (uint32_t)strtoul(arg, &end, 10);
+        if (end == arg || *end != '\0' || arg[0] == '-')
+            return nsim_cli_usage(cmd, "-r: expected a root rank, got '%s'",
+                                  arg);
+        s->root = v32;
+        return 0;
+    case OPT_COLL:
+        if (nsim_coll_parse(arg, &s->coll) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--collective: expected allreduce, "
+                                       "..., or a nccl-tests binary name "
+                                       "(all_gather_perf, ...), got '%s'",
+                                  arg);
+        return 0;
+    case OPT_ALGO:
+        if (nsim_algo_parse(arg, &s->algo) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree or NVLS");
+        s->algo_set = 1;
+        return 0;
+    case OPT_PROTO:
+        if (nsim_proto_parse(arg, &s->proto) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--proto: expected Simple, LL or LL128");
+        s->proto_set = 1;
+        return 0;
+    case OPT_SIZE: return parse_u64(cmd, "--size", arg, &ro->size);
+    case OPT_QUIET: ro->quiet = 1; return 0;
+    case OPT_TIMING: ro->timing = 1; return 0;
+    case 'g': case 't': case 'n': case 'w': case 'm': case 'c': case 'z':
+        note_ignored(c, arg);
+        return 0;
+    case ':': return nsim_cli_usage(cmd, "%s needs a value", argv[optind - 1]);
+    default: return nsim_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+    }
+}
+
 /* Applies the command-line options to the scenario. */
 static int parse_opts(const char *cmd, int argc, char **argv,
-                      nsim_scenario *s, run_opts *ro)
+                      nsim_scenario *s, run_opts *ro, nsim_err *err)
 {
     int c, rc = 0;
     optind = 1;
     opterr = 0;
-    while (rc == 0 &&
-           (c = getopt_long(argc, argv, ":b:e:f:i:o:", run_long, NULL)) != -1) {
-        char *end;
-        switch (c) {
-        case 'b': rc = parse_u64(cmd, "-b", optarg, &s->min_bytes); break;
-        case 'e': rc = parse_u64(cmd, "-e", optarg, &s->max_bytes); break;
-        case 'i':
-            rc = parse_u64(cmd, "-i", optarg, &s->step_bytes);
-            s->step_factor = 1;
-            break;
-        case 'f':
-            s->step_factor = strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || s->step_factor < 1)
-                rc = nsim_cli_usage(cmd, "-f: expected a factor >= 1");
-            break;
-        case OPT_NCH:
-            rc = parse_count(cmd, "--nchannels", optarg, NSIM_MAX_CHANNELS,
-                             &s->nchannels);
-            s->min_channels = s->max_channels = 0;
-            break;
-        case OPT_QPS:
-            rc = parse_count(cmd, "--qps", optarg, 128, &s->qps_per_conn);
-            break;
-        case OPT_SEED: rc = parse_u64(cmd, "--seed", optarg, &s->seed); break;
-        case OPT_JSON: ro->json_out = optarg; break;
-        case 'o': ro->plan_out = optarg; break;
-        case OPT_SIZE: rc = parse_u64(cmd, "--size", optarg, &ro->size); break;
-        case OPT_QUIET: ro->quiet = 1; break;
-        case OPT_TIMING: ro->timing = 1; break;
-        case ':': rc = nsim_cli_usage(cmd, "%s needs a value", argv[optind - 1]); break;
-        default: rc = nsim_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]); break;
-        }
-    }
+    while (rc == 0 && (c = getopt_long(argc, argv,
+                                       ":b:e:f:i:o:d:r:t:g:n:w:m:c:z:",
+                                       run_long, NULL)) != -1)
+        rc = apply_opt(cmd, c, optarg, argv, s, ro, err);
     if (rc == 0 && optind != argc - 1)
         rc = nsim_cli_usage(cmd, "expected exactly one scenario file");
     return rc;
@@ -107,16 +176,15 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 
 static nsim_report_meta make_meta(const nsim_scenario *s)
 {
-    static char test[64];
-    snprintf(test, sizeof test, "%s_perf",
-             s->coll == NSIM_COLL_ALLREDUCE ? "all_reduce" : nsim_coll_name(s->coll));
     nsim_report_meta m = {
         s->name,          nsim_topo_name(s->topo), nsim_coll_name(s->coll),
-        test,             s->dtype,                s->redop,
+        nsim_coll_test_name(s->coll), s->dtype,
+        nsim_coll_has_op(s->coll) ? s->redop : "none",
         nsim_proto_name(s->proto), nsim_algo_name(s->algo),
         s->channel_mode == NSIM_CHANNEL_SHARED ? "shared" : "dedicated",
         nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo), s->nchannels,
-        s->qps_per_conn, s->buffsize, s->seed, -1};
+        s->qps_per_conn, s->buffsize, s->seed,
+        nsim_coll_has_root(s->coll) ? (int)s->root : -1};
     return m;
 }
 
@@ -143,7 +211,10 @@ static int run_size(nsim_scenario *s, uint64_t bytes, nsim_report_row *row,
         double t_us = (double)res.time_ps / 1e6;
         double alg = (double)bytes / (t_us * 1e-6) / 1e9;
         double bus = alg * nsim_coll_busbw_factor(s->coll, plan->nranks);
-        *row = (nsim_report_row){bytes, bytes / s->type_size, plan->nchannels,
+        uint64_t count;
+        (void)nsim_coll_test_bytes(s->coll, plan->nranks, s->type_size, bytes,
+                                   &count);
+        *row = (nsim_report_row){bytes, count, plan->nchannels,
                                  t_us, alg, bus, t_us, alg, bus, res.events,
                                  (double)(t1.tv_sec - t0.tv_sec) +
                                      (t1.tv_nsec - t0.tv_nsec) / 1e9};
@@ -181,7 +252,11 @@ static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
             }
             rows = r;
         }
-        if ((rc = run_size(s, size, &rows[n], err)) != NSIM_OK)
+        uint64_t cnt, bytes = nsim_coll_test_bytes(
+            s->coll, nsim_topo_nranks(s->topo), s->type_size, size, &cnt);
+        if (bytes == 0 || (n > 0 && bytes == rows[n - 1].size))
+            continue; /* below 16 B per rank, or the same size again */
+        if ((rc = run_size(s, bytes, &rows[n], err)) != NSIM_OK)
             break;
         if (!ro->quiet && n == 0)
             nsim_report_header(stdout, &m);
@@ -212,14 +287,16 @@ static int load_with_opts(const char *cmd, int argc, char **argv,
     for (int i = 1; i < argc; i++) /* the scenario is the non-option arg */
         if (argv[i][0] != '-' && (i == 1 || argv[i - 1][0] != '-' ||
                                   strchr(argv[i - 1], '=') != NULL ||
-                                  strcmp(argv[i - 1], "--quiet") == 0)) {
+                                  strcmp(argv[i - 1], "--quiet") == 0 ||
+                                  strcmp(argv[i - 1], "--timing") == 0 ||
+                                  strcmp(argv[i - 1], "--tuning") == 0)) {
             if (nsim_scenario_load(argv[i], out, err) != NSIM_OK)
                 return -1;
             break;
         }
     if (*out == NULL)
         return nsim_cli_usage(cmd, "expected a scenario file");
-    if ((rc = parse_opts(cmd, argc, argv, *out, ro)) != 0)
+    if ((rc = parse_opts(cmd, argc, argv, *out, ro, err)) != 0)
         return rc;
     nsim_scenario_resolve_channels(*out);
     if (nsim_scenario_check_sizes(*out, err) != NSIM_OK)

@@ -54,3 +54,38 @@ foreach(line ${bad_lines})
               ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
               NO_FILE bad_${n}.json)
 endforeach()
+
+# every nccl-tests collective end to end (4 GPUs over NVLink and IB)
+foreach(c all_gather_perf reduce_scatter_perf broadcast_perf reduce_perf
+          sendrecv_perf alltoall_perf)
+  nsim_expect(cli.run.coll_${c} 0
+              CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective ${c}
+                  -b 1M -e 4M -f 4
+              OUT "${c} on.*\n.*\n.*\n.*\n.*\n +1048576 .*\n +4194304 ")
+endforeach()
+nsim_expect(cli.run.coll_columns 0
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective reduce
+                -r 2 -d double -o max -b 1M -e 1M
+            OUT "1048576 +131072 +double +max +2 ")
+nsim_expect(cli.run.allgather_16B_rounding 0
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective allgather
+                -b 1000 -e 1000
+            OUT "\n +960 +60 +float +none +-1 ")
+nsim_expect(cli.run.ignored_flags_note 0
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M -e 1M -n 50
+                -w 5 -c 0 -g 1 -t 1 -z 0
+            ERR "note: -n 50 ignored.*note: -w 5.*-c 0.*-g 1.*-t 1.*-z 0")
+nsim_expect(cli.run.bad_root 1
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective reduce
+                -r 9 -b 1M -e 1M --json bad_root.json
+            ERR "root 9: expected a rank 0..3" NO_FILE bad_root.json)
+nsim_expect(cli.run.bad_dtype 1
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json -d float7 -b 1M
+                -e 1M --json bad_dtype.json
+            ERR "-d: datatype: expected" NO_FILE bad_dtype.json)
+nsim_expect(cli.run.bad_op 1
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json -o mean -b 1M -e 1M
+            ERR "-o: op: expected sum")
+nsim_expect(cli.run.bad_collective 2
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective gather
+            ERR "--collective: expected")

@@ -140,6 +140,187 @@ static void test_default_channels(void)
     nsim_topo_destroy(t);
 }
 
+
+static nsim_plan *plan_of(nsim_topo *t, nsim_coll c, uint64_t bytes,
+                          uint32_t nch, uint32_t root)
+{
+    nsim_err err = {0};
+    nsim_plan *p = NULL;
+    nsim_plan_req r = req_of(bytes, nch);
+    r.coll = c;
+    r.root = root;
+    if (nsim_plan_build(t, &r, &p, &err) != NSIM_OK) {
+        fprintf(stderr, "plan: %s\n", err.msg);
+        return NULL;
+    }
+    return p;
+}
+
+typedef struct lane_count {
+    uint32_t sends, recvs;
+    uint64_t sent, rcvd;
+} lane_count;
+
+static lane_count count_lane(const nsim_plan_lane *l)
+{
+    lane_count k = {0};
+    for (uint32_t i = 0; i < l->nops; i++) {
+        if (l->ops[i].prim & NSIM_PRIM_SEND) {
+            k.sends++;
+            k.sent += l->ops[i].bytes;
+        }
+        if (l->ops[i].prim & NSIM_PRIM_RECV) {
+            k.recvs++;
+            k.rcvd += l->ops[i].bytes;
+        }
+    }
+    return k;
+}
+
+/* AllGather / ReduceScatter, 8 ranks, 1 channel, 64 MiB (8 MiB blocks):
+ * chunks of 2 MiB -> 4 loops of n = 8 primitives x 2 slices; n-1 = 7
+ * sends and receives per loop; each rank sends (n-1)/n of the buffer. */
+static void test_allgather_reducescatter_hand_count(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    for (int rs = 0; rs < 2; rs++) {
+        nsim_plan *p = plan_of(t, rs ? NSIM_COLL_REDUCESCATTER
+                                     : NSIM_COLL_ALLGATHER,
+                               64u << 20, 1, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        CU_ASSERT_EQUAL(p->chunk_steps, 4);
+        CU_ASSERT_EQUAL(p->slice_steps, 2);
+        CU_ASSERT_EQUAL(p->chan_bytes[0], 8u << 20);
+        for (uint32_t rank = 0; rank < 8; rank++) {
+            const nsim_plan_lane *l = &p->lanes[rank];
+            lane_count k = count_lane(l);
+            CU_ASSERT_EQUAL(l->nops, 4 * 8 * 2);
+            CU_ASSERT_EQUAL(k.sends, 4 * 7 * 2);
+            CU_ASSERT_EQUAL(k.recvs, 4 * 7 * 2);
+            CU_ASSERT_EQUAL(k.sent, 7ull * (8u << 20));
+            CU_ASSERT_EQUAL(k.rcvd, k.sent);
+            CU_ASSERT_EQUAL(l->ops[0].prim, NSIM_PRIM_SEND);
+            CU_ASSERT_EQUAL(l->ops[l->nops - 1].prim,
+                            NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT |
+                                (rs ? NSIM_PRIM_REDUCE : 0));
+            /* AllGather's first send is the rank's own block;
+             * ReduceScatter's last receive is */
+            CU_ASSERT_EQUAL(rs ? l->ops[l->nops - 1].chunk : l->ops[0].chunk,
+                            rank);
+        }
+        nsim_plan_destroy(p);
+    }
+    nsim_topo_destroy(t);
+}
+
+/* Broadcast / Reduce from/to root 3, 4 MiB on 1 channel: chunks of one
+ * 512 KiB step -> 8 ops per rank; the chain's far end sends nothing and
+ * 7 x 4 MiB cross connections. */
+static void test_broadcast_reduce_hand_count(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    for (int red = 0; red < 2; red++) {
+        nsim_plan *p = plan_of(t, red ? NSIM_COLL_REDUCE : NSIM_COLL_BROADCAST,
+                               4u << 20, 1, 3);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        CU_ASSERT_EQUAL(p->chunk_bytes, 512 * 1024);
+        CU_ASSERT_EQUAL(p->slice_steps, 1);
+        uint64_t total = 0;
+        for (uint32_t rank = 0; rank < 8; rank++) {
+            const nsim_plan_lane *l = &p->lanes[rank];
+            lane_count k = count_lane(l);
+            CU_ASSERT_EQUAL(l->nops, 8);
+            total += k.sent;
+            uint32_t first = red ? 4 : 3, last = red ? 3 : 2;
+            if (rank == first)
+                CU_ASSERT_EQUAL(l->ops[0].prim, NSIM_PRIM_SEND);
+            if (rank == last) {
+                CU_ASSERT_EQUAL(k.sends, 0);
+                CU_ASSERT(l->ops[0].prim & NSIM_PRIM_COPY_OUT);
+            }
+        }
+        CU_ASSERT_EQUAL(total, 7ull * (4u << 20));
+        nsim_plan_destroy(p);
+    }
+    nsim_topo_destroy(t);
+}
+
+/* SendRecv 256 MiB on a DGX H100 (24 comm channels -> 32 p2p channels;
+ * 18 NVLinks -> 36 -> 64 channels per peer; nMin 4; parts double from 4
+ * while a part exceeds 32 x 512 KiB: 16 parts of 16 MiB, each 32 ops of
+ * one 512 KiB p2p chunk). AllToAll 32 MiB: 4 parts per peer on
+ * distinct channels, self copy included. */
+static void test_p2p_hand_count(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan *p = plan_of(t, NSIM_COLL_SENDRECV, 256u << 20, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->nchannels, 32);
+    CU_ASSERT_EQUAL(p->parts_per_peer, 16);
+    CU_ASSERT_EQUAL(p->chunk_bytes, 512 * 1024);
+    CU_ASSERT_EQUAL(p->nlanes, 8 * 16 * 2);
+    CU_ASSERT_EQUAL(p->nconns, 8 * 16);
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const nsim_plan_conn *c = &p->conns[i];
+        CU_ASSERT_EQUAL(c->to, (c->from + 1) % 8);
+        CU_ASSERT_EQUAL(p->lanes[c->send_lane].nops, 32);
+        lane_count k = count_lane(&p->lanes[c->send_lane]);
+        CU_ASSERT_EQUAL(k.sent, 16u << 20);
+        k = count_lane(&p->lanes[c->recv_lane]);
+        CU_ASSERT_EQUAL(k.rcvd, 16u << 20);
+    }
+    nsim_plan_destroy(p);
+    p = plan_of(t, NSIM_COLL_SENDRECV, 32u << 20, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->parts_per_peer, 4);
+    nsim_plan_destroy(p);
+    p = plan_of(t, NSIM_COLL_ALLTOALL, 32u << 20, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->parts_per_peer, 4);
+    CU_ASSERT_EQUAL(p->nconns, 8 * 7 * 4);
+    CU_ASSERT_EQUAL(p->nlanes, 8 * (7 * 4 * 2 + 4));
+    uint64_t sent = 0;
+    uint32_t chan_pairs[32] = {0};
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const nsim_plan_conn *c = &p->conns[i];
+        sent += count_lane(&p->lanes[c->send_lane]).sent;
+        if (c->from == 0)
+            chan_pairs[c->channel]++;
+    }
+    CU_ASSERT_EQUAL(sent, 8ull * 7 * (4u << 20));
+    for (uint32_t c = 0; c < 32; c++) /* rank 0: one peer per channel */
+        CU_ASSERT(chan_pairs[c] <= 1);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+}
+
+/* nccl-tests' sizes and counts (nccl-internals 8.2). */
+static void test_nccl_tests_sizes(void)
+{
+    uint64_t count;
+    CU_ASSERT_EQUAL(nsim_coll_test_bytes(NSIM_COLL_ALLGATHER, 8, 4, 1000,
+                                         &count), 896);
+    CU_ASSERT_EQUAL(count, 28);
+    CU_ASSERT_EQUAL(nsim_coll_test_bytes(NSIM_COLL_ALLTOALL, 8, 8, 33554432,
+                                         &count), 33554432);
+    CU_ASSERT_EQUAL(count, 524288);
+    CU_ASSERT_EQUAL(nsim_coll_test_bytes(NSIM_COLL_BROADCAST, 8, 4, 1000,
+                                         &count), 1000);
+    CU_ASSERT_EQUAL(count, 250);
+    CU_ASSERT_DOUBLE_EQUAL(nsim_coll_busbw_factor(NSIM_COLL_ALLGATHER, 8),
+                           7.0 / 8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(nsim_coll_busbw_factor(NSIM_COLL_SENDRECV, 8), 1.0,
+                           1e-12);
+    CU_ASSERT_STRING_EQUAL(nsim_coll_test_name(NSIM_COLL_REDUCESCATTER),
+                           "reduce_scatter_perf");
+}
+
 static void test_bad_requests(void)
 {
     nsim_err err = {0};
@@ -155,6 +336,11 @@ static void test_bad_requests(void)
     r = req_of(1024, 65);
     CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
     r = req_of(1024, 1);
+    r.coll = NSIM_COLL_REDUCE;
+    r.root = 8;
+    CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "root 8"));
+    r = req_of(1024, 1);
     r.buffsize = 1000;
     CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
     CU_ASSERT_PTR_NULL(p);
@@ -166,6 +352,11 @@ CU_TestInfo nsim_test_plan[] = {
     {"partial loop, empty slices", test_partial_loop_and_empty_slices},
     {"rings, rails and transports", test_rings_and_transports},
     {"default channels as NCCL", test_default_channels},
+    {"AllGather/ReduceScatter hand count",
+     test_allgather_reducescatter_hand_count},
+    {"Broadcast/Reduce hand count", test_broadcast_reduce_hand_count},
+    {"SendRecv/AllToAll hand count", test_p2p_hand_count},
+    {"nccl-tests sizes and factors", test_nccl_tests_sizes},
     {"bad requests", test_bad_requests},
     CU_TEST_INFO_NULL,
 };
