@@ -89,3 +89,8 @@ nsim_expect(cli.run.bad_op 1
 nsim_expect(cli.run.bad_collective 2
             CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective gather
             ERR "--collective: expected")
+nsim_expect(cli.run.ll128_pcie_refused 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/pcie-2gpu-ll128.json
+                --json ll128.json
+            ERR "LL128 is not allowed on this topology: LL128 needs NVLink"
+            NO_FILE ll128.json)

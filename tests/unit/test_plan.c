@@ -321,6 +321,49 @@ static void test_nccl_tests_sizes(void)
                            "reduce_scatter_perf");
 }
 
+
+/* Protocol cuts (nccl-internals 3.2-3.4): LL 32 KiB of data per 64 KiB
+ * step, LL128 576,000 per 614,400; 1/1 steps; lines on the wire; LL128
+ * refused without NVLink. */
+static void test_protocol_cuts(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL, *pci = NULL;
+    nsim_plan *p = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan_req r = req_of(1u << 20, 1);
+    r.proto = NSIM_PROTO_LL;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->chunk_bytes, 32768);
+    CU_ASSERT_EQUAL(p->chunk_steps, 1);
+    CU_ASSERT_EQUAL(nsim_plan_wire_bytes(p, 32768), 65536);
+    CU_ASSERT_EQUAL(nsim_plan_wire_bytes(p, 4), 16);
+    /* 1 MiB over 8 ranks: 8 loops of 15 primitives of 16 KiB */
+    CU_ASSERT_EQUAL(p->lanes[0].nops, 4 * 15);
+    nsim_plan_destroy(p);
+    r.proto = NSIM_PROTO_LL128;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->chunk_bytes, 576000);
+    CU_ASSERT_EQUAL(p->nthreads, 640);
+    CU_ASSERT_EQUAL(nsim_plan_wire_bytes(p, 576000), 614400);
+    nsim_plan_destroy(p);
+    CU_ASSERT_PTR_NULL(nsim_plan_ll128_refusal(t));
+    NSIM_ASSERT_OK(nsim_topo_load(NSIM_SOURCE_DIR "/tests/data/pcie-2gpu.topo.json",
+                                  &pci, &err));
+    CU_ASSERT_PTR_NOT_NULL(nsim_plan_ll128_refusal(pci));
+    r.nchannels = 1;
+    CU_ASSERT_EQUAL(nsim_plan_build(pci, &r, &p, &err), NSIM_ECONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "NVLink"));
+    /* LL drops channels below nc x 512 threads x 8 B x nranks */
+    r = req_of(64 * 1024, 16);
+    r.proto = NSIM_PROTO_LL;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->nchannels, 2);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(pci);
+    nsim_topo_destroy(t);
+}
+
 static void test_bad_requests(void)
 {
     nsim_err err = {0};
@@ -357,6 +400,7 @@ CU_TestInfo nsim_test_plan[] = {
     {"Broadcast/Reduce hand count", test_broadcast_reduce_hand_count},
     {"SendRecv/AllToAll hand count", test_p2p_hand_count},
     {"nccl-tests sizes and factors", test_nccl_tests_sizes},
+    {"protocol cuts, wire lines, LL128 rule", test_protocol_cuts},
     {"bad requests", test_bad_requests},
     CU_TEST_INFO_NULL,
 };
