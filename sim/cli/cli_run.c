@@ -14,15 +14,16 @@
 #include "sim/core/units.h"
 #include "sim/exec/exec.h"
 #include "sim/exec/scenario.h"
+#include "sim/plan/tune.h"
 
 typedef struct run_opts {
     const char *json_out, *plan_out;
-    int quiet, timing;
+    int quiet, timing, tuning, analytic;
     uint64_t size; /* plan: the size to plan */
 } run_opts;
 
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
-       OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL };
+       OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -46,6 +47,8 @@ static const struct option run_long[] = {
     {"check", required_argument, NULL, 'c'},
     {"blocking", required_argument, NULL, 'z'},
     {"collective", required_argument, NULL, OPT_COLL},
+    {"tuning", no_argument, NULL, OPT_TUNING},
+    {"mode", required_argument, NULL, OPT_MODE},
     {"algo", required_argument, NULL, OPT_ALGO},
     {"proto", required_argument, NULL, OPT_PROTO},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -150,6 +153,14 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case OPT_SIZE: return parse_u64(cmd, "--size", arg, &ro->size);
     case OPT_QUIET: ro->quiet = 1; return 0;
     case OPT_TIMING: ro->timing = 1; return 0;
+    case OPT_TUNING: ro->tuning = 1; return 0;
+    case OPT_MODE:
+        if (strcmp(arg, "analytic") == 0)
+            ro->analytic = 1;
+        else if (strcmp(arg, "simulate") != 0)
+            return nsim_cli_usage(cmd, "--mode: expected simulate or "
+                                       "analytic, got '%s'", arg);
+        return 0;
     case 'g': case 't': case 'n': case 'w': case 'm': case 'c': case 'z':
         note_ignored(c, arg);
         return 0;
@@ -174,54 +185,90 @@ static int parse_opts(const char *cmd, int argc, char **argv,
     return rc;
 }
 
-static nsim_report_meta make_meta(const nsim_scenario *s)
+static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
 {
     nsim_report_meta m = {
         s->name,          nsim_topo_name(s->topo), nsim_coll_name(s->coll),
         nsim_coll_test_name(s->coll), s->dtype,
         nsim_coll_has_op(s->coll) ? s->redop : "none",
-        nsim_proto_name(s->proto), nsim_algo_name(s->algo),
+        s->proto_set ? nsim_proto_name(s->proto) : "auto (NCCL's tuner)",
+        s->algo_set ? nsim_algo_name(s->algo) : "auto (NCCL's tuner)",
         s->channel_mode == NSIM_CHANNEL_SHARED ? "shared" : "dedicated",
         nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo), s->nchannels,
         s->qps_per_conn, s->buffsize, s->seed,
-        nsim_coll_has_root(s->coll) ? (int)s->root : -1};
+        nsim_coll_has_root(s->coll) ? (int)s->root : -1,
+        !s->algo_set || !s->proto_set || ro->tuning, ro->tuning};
     return m;
 }
 
-static int run_size(nsim_scenario *s, uint64_t bytes, nsim_report_row *row,
-                    nsim_err *err)
+/* The request for one size: the tuner's pick unless forced. */
+static int request_for(const nsim_scenario *s, uint64_t bytes,
+                       nsim_plan_req *req, double *pred_us, nsim_err *err)
 {
-    nsim_plan *plan = NULL;
-    nsim_exec_result res;
-    nsim_plan_req req = nsim_scenario_request(s, bytes);
-    nsim_exec_opts eo = {s->seed, 0};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = nsim_plan_build(s->topo, &req, &plan, err);
-    if (rc == NSIM_OK)
-        rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *req = nsim_scenario_request(s, bytes);
+    int rc = nsim_tune_pick(s->topo, s->coll, bytes, s->algo_set,
+                            s->proto_set, &req->algo, &req->proto, pred_us,
+                            err);
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
-        NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
-                 (unsigned long long)bytes, msg);
+        NSIM_ERR(err, rc, "%s: %s", s->source, msg);
     }
-    if (rc == NSIM_OK) {
-        double t_us = (double)res.time_ps / 1e6;
-        double alg = (double)bytes / (t_us * 1e-6) / 1e9;
-        double bus = alg * nsim_coll_busbw_factor(s->coll, plan->nranks);
-        uint64_t count;
-        (void)nsim_coll_test_bytes(s->coll, plan->nranks, s->type_size, bytes,
-                                   &count);
-        *row = (nsim_report_row){bytes, count, plan->nchannels,
-                                 t_us, alg, bus, t_us, alg, bus, res.events,
-                                 (double)(t1.tv_sec - t0.tv_sec) +
-                                     (t1.tv_nsec - t0.tv_nsec) / 1e9};
-        nsim_exec_result_free(&res);
-    }
-    nsim_plan_destroy(plan);
     return rc;
+}
+
+static void fill_row(const nsim_scenario *s, uint64_t bytes, double t_us,
+                     uint32_t nch, nsim_report_row *row)
+{
+    uint64_t count;
+    uint32_t n = nsim_topo_nranks(s->topo);
+    double alg = (double)bytes / (t_us * 1e-6) / 1e9;
+    double bus = alg * nsim_coll_busbw_factor(s->coll, n);
+    (void)nsim_coll_test_bytes(s->coll, n, s->type_size, bytes, &count);
+    *row = (nsim_report_row){bytes, count, nch, t_us, alg, bus, t_us, alg,
+                             bus, 0, 0, NULL, NULL, -1};
+}
+
+static int run_size(nsim_scenario *s, const run_opts *ro, uint64_t bytes,
+                    nsim_report_row *row, nsim_err *err)
+{
+    nsim_plan *plan = NULL;
+    nsim_exec_result res;
+    nsim_plan_req req;
+    double pred = -1;
+    nsim_exec_opts eo = {s->seed, 0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    NSIM_TRY(request_for(s, bytes, &req, &pred, err));
+    if (ro->analytic) {
+        if (pred < 0)
+            return NSIM_ERR(err, NSIM_ENOTSUP,
+                            "%s: --mode analytic: NCCL's tuner has no "
+                            "model for %s", s->source, nsim_coll_name(s->coll));
+        fill_row(s, bytes, pred, req.nchannels, row);
+    } else {
+        int rc = nsim_plan_build(s->topo, &req, &plan, err);
+        if (rc == NSIM_OK)
+            rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
+        if (rc != NSIM_OK) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            nsim_plan_destroy(plan);
+            return NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
+                            (unsigned long long)bytes, msg);
+        }
+        fill_row(s, bytes, (double)res.time_ps / 1e6, plan->nchannels, row);
+        row->events = res.events;
+        nsim_exec_result_free(&res);
+        nsim_plan_destroy(plan);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    row->wall_s = (double)(t1.tv_sec - t0.tv_sec) +
+                  (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    row->algo = nsim_algo_name(req.algo);
+    row->proto = nsim_proto_name(req.proto);
+    row->pred_us = pred;
+    return NSIM_OK;
 }
 
 static int next_size(const nsim_scenario *s, uint64_t cur, uint64_t *next)
@@ -237,7 +284,7 @@ static int next_size(const nsim_scenario *s, uint64_t cur, uint64_t *next)
 
 static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
 {
-    nsim_report_meta m = make_meta(s);
+    nsim_report_meta m = make_meta(s, ro);
     nsim_report_row *rows = NULL;
     size_t n = 0, cap = 0;
     int rc = NSIM_OK;
@@ -256,7 +303,7 @@ static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
             s->coll, nsim_topo_nranks(s->topo), s->type_size, size, &cnt);
         if (bytes == 0 || (n > 0 && bytes == rows[n - 1].size))
             continue; /* below 16 B per rank, or the same size again */
-        if ((rc = run_size(s, bytes, &rows[n], err)) != NSIM_OK)
+        if ((rc = run_size(s, ro, bytes, &rows[n], err)) != NSIM_OK)
             break;
         if (!ro->quiet && n == 0)
             nsim_report_header(stdout, &m);
@@ -325,9 +372,11 @@ int nsim_cmd_plan(int argc, char **argv)
     char *text = NULL;
     int rc = load_with_opts("plan", argc, argv, &s, &ro, &err);
     if (rc == 0) {
-        nsim_plan_req req =
-            nsim_scenario_request(s, ro.size ? ro.size : s->max_bytes);
-        if (nsim_plan_build(s->topo, &req, &plan, &err) != NSIM_OK ||
+        nsim_plan_req req;
+        double pred;
+        if (request_for(s, ro.size ? ro.size : s->max_bytes, &req, &pred,
+                        &err) != NSIM_OK ||
+            nsim_plan_build(s->topo, &req, &plan, &err) != NSIM_OK ||
             nsim_plan_to_json(plan, s->topo, &text, &err) != NSIM_OK)
             rc = -1;
     }

@@ -12,6 +12,7 @@
  * host boundary uses the NIC nearest to it.
  */
 #include "plan.h"
+#include "tune.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,41 +216,103 @@ static double gpu_total_bw(nsim_topo *t, uint32_t dev)
     return nvl > pci ? nvl : pci;
 }
 
-uint32_t nsim_plan_default_channels(nsim_topo *t)
+
+/* NCCL's speed arrays (nccl-internals 2.2). */
+static const double speeds80[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5,
+                                  4,  3,  0};
+static const double speeds90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6,
+                                  3,  0};
+static const double speeds100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24,
+                                   20, 19, 18, 0};
+static const double inter80[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6,
+                                 5,  4,  3,  2.4, 1.2, 0.24, 0.12, 0};
+static const double inter90[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15,
+                                 12, 6,  3,  2.4, 1.2, 0.24, 0.12, 0};
+static const double inter100[] = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
+                                  20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24,
+                                  0.12, 0};
+
+static void graph_one_host(nsim_topo *t, uint32_t g0, nsim_plan_graph *g)
 {
-    uint32_t g0 = nsim_topo_rank_device(t, 0);
-    uint32_t sm = nsim_topo_device(t, g0)->sm;
-    if (nsim_topo_nhosts(t) > 1) {
-        /* one graph channel per NIC of a host (bw <= NIC speed), no
-         * duplication below 50 GB/s, then the postset doubling */
-        uint32_t nnic = 0;
-        for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
-            const nsim_device *dv = nsim_topo_device(t, d);
-            nnic += dv->type == NSIM_DEV_NIC &&
-                    dv->host == nsim_topo_device(t, g0)->host;
-        }
-        uint32_t n = 2 * (nnic ? nnic : 1);
-        return n > NSIM_MAX_CHANNELS ? NSIM_MAX_CHANNELS : n;
-    }
-    static const double speeds80[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5,
-                                      4,  3,  0};
-    static const double speeds90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6,
-                                      3,  0};
-    static const double speeds100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24,
-                                       20, 19, 18, 0};
-    const double *sp = sm >= 100 ? speeds100 : sm >= 90 ? speeds90 : speeds80;
+    const double *sp = g->sm >= 100 ? speeds100 : g->sm >= 90 ? speeds90
+                                                              : speeds80;
     double total = gpu_total_bw(t, g0);
     while (sp[1] != 0 && sp[0] > total)
         sp++;
     uint32_t n = (uint32_t)(total / sp[0]);
-    if (n == 0)
-        n = 1;
-    if (n > NSIM_MAX_CHANNELS / 2)
-        n = NSIM_MAX_CHANNELS / 2;
-    double bw = sp[0];
-    if (bw >= 25 && !(sm > 80 && bw < 50 && n > 4))
-        n *= 2; /* ncclTopoDupChannels */
-    n *= 2;     /* postset doubling */
+    g->nchannels = n ? n : 1;
+    g->bw_intra = g->bw_inter = sp[0];
+    if (sp[0] >= 25 && !(g->sm > 80 && sp[0] < 50 && n > 4)) {
+        g->nchannels *= 2; /* ncclTopoDupChannels */
+        g->bw_intra /= 2;
+        g->bw_inter /= 2;
+    }
+}
+
+/* Multi-host: one channel per NIC of a host at the fastest inter speed
+ * that the NIC and the GPU's NVLink share allow (no duplication below
+ * 50 GB/s on sm90). */
+static void graph_multi_host(nsim_topo *t, uint32_t g0, nsim_plan_graph *g)
+{
+    uint32_t nnic = 0;
+    double nic_bw = 0;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
+        const nsim_device *dv = nsim_topo_device(t, d);
+        if (dv->type == NSIM_DEV_NIC &&
+            dv->host == nsim_topo_device(t, g0)->host) {
+            nnic++;
+            nic_bw = dv->port_bw * (dv->nic_ports ? dv->nic_ports : 1) / 1e9;
+        }
+    }
+    nnic = nnic ? nnic : 1;
+    double cap = gpu_total_bw(t, g0) / nnic;
+    cap = nic_bw > 0 && nic_bw < cap ? nic_bw : cap;
+    const double *sp = g->sm >= 100 ? inter100 : g->sm >= 90 ? inter90
+                                                             : inter80;
+    while (sp[1] != 0 && sp[0] > cap)
+        sp++;
+    g->nchannels = nnic;
+    g->bw_intra = g->bw_inter = sp[0];
+}
+
+void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
+{
+    uint32_t g0 = nsim_topo_rank_device(t, 0);
+    memset(g, 0, sizeof *g);
+    g->nranks = nsim_topo_nranks(t);
+    g->nhosts = nsim_topo_nhosts(t);
+    g->sm = UINT32_MAX;
+    g->type_intra = NSIM_PATH_LOC;
+    g->nvswitch_nvls = 1;
+    for (uint32_t r = 0; r < g->nranks; r++) {
+        uint32_t d = nsim_topo_rank_device(t, r);
+        uint32_t sm = nsim_topo_device(t, d)->sm;
+        g->sm = sm < g->sm ? sm : g->sm;
+        uint32_t next = nsim_topo_rank_device(t, (r + 1) % g->nranks);
+        const nsim_route *rt;
+        if (r + 1 < g->nranks && nsim_topo_device(t, next)->host ==
+                                     nsim_topo_device(t, d)->host &&
+            nsim_topo_route(t, d, next, &rt, NULL) == NSIM_OK &&
+            rt->type > g->type_intra)
+            g->type_intra = rt->type;
+    }
+    uint32_t nvls = 0;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
+        const nsim_device *dv = nsim_topo_device(t, d);
+        nvls += dv->type == NSIM_DEV_NVSWITCH && dv->nvls;
+    }
+    g->nvswitch_nvls = nvls >= g->nhosts;
+    if (g->nhosts > 1)
+        graph_multi_host(t, g0, g);
+    else
+        graph_one_host(t, g0, g);
+}
+
+uint32_t nsim_plan_default_channels(nsim_topo *t)
+{
+    nsim_plan_graph g;
+    nsim_plan_graph_get(t, &g);
+    uint32_t n = 2 * g.nchannels; /* postset doubling (2.5) */
     return n > NSIM_MAX_CHANNELS ? NSIM_MAX_CHANNELS : n;
 }
 
@@ -581,9 +644,11 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
     if ((unsigned)req->coll >= NSIM_COLL__COUNT ||
         (unsigned)req->proto >= NSIM_PROTO__COUNT)
         return NSIM_ERR(err, NSIM_EINVAL, "bad collective or protocol");
-    if (req->algo != NSIM_ALGO_RING && !is_p2p(req->coll))
+    NSIM_TRY(nsim_tune_check(t, req->coll, req->algo, req->proto, err));
+    if (req->algo != NSIM_ALGO_RING)
         return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "algorithm %s: this planner builds Ring only",
+                        "algorithm %s: NCCL would run it here, but this "
+                        "planner builds Ring only (trees and NVLS: to do)",
                         nsim_algo_name(req->algo));
     if (is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
         return NSIM_ERR(err, NSIM_ENOTSUP,
@@ -591,9 +656,6 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
                         "point-to-point only below 16 KiB per part, "
                         "nccl-internals 2.7; not modelled)",
                         nsim_proto_name(req->proto), nsim_coll_name(req->coll));
-    if (req->proto == NSIM_PROTO_LL128 && nsim_plan_ll128_refusal(t) != NULL)
-        return NSIM_ERR(err, NSIM_ECONFIG, "protocol LL128 is not allowed "
-                        "on this topology: %s", nsim_plan_ll128_refusal(t));
     if (req->type_size == 0 || req->bytes % req->type_size != 0)
         return NSIM_ERR(err, NSIM_EINVAL,
                         "size %llu is not a multiple of the type size %u",

@@ -140,6 +140,18 @@ void nsim_plan_destroy(nsim_plan *p);
  * NULL when it is. */
 const char *nsim_plan_ll128_refusal(nsim_topo *topo);
 
+/* What NCCL's ring graph search finds (nccl-internals 2.2, short cut):
+ * graph channels and per-channel bandwidth (GB/s, NCCL units), the
+ * intra-host path type, hosts, ranks and the lowest sm. */
+typedef struct nsim_plan_graph {
+    uint32_t nchannels;
+    double bw_intra, bw_inter;
+    nsim_path_type type_intra;
+    uint32_t nhosts, nranks, sm;
+    int nvswitch_nvls; /* every host has an NVLS-capable NVSwitch */
+} nsim_plan_graph;
+void nsim_plan_graph_get(nsim_topo *topo, nsim_plan_graph *g);
+
 /* Channel count NCCL would use on this topology (nccl 2.2, 2.5). */
 uint32_t nsim_plan_default_channels(nsim_topo *topo);
 

@@ -94,3 +94,19 @@ nsim_expect(cli.run.ll128_pcie_refused 1
                 --json ll128.json
             ERR "LL128 is not allowed on this topology: LL128 needs NVLink"
             NO_FILE ll128.json)
+nsim_expect(cli.run.tree_allgather_refused 1
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --collective
+                allgather --algo Tree -b 1M -e 1M --json tree_ag.json
+            ERR "Tree: NCCL runs trees for allreduce only" NO_FILE tree_ag.json)
+nsim_expect(cli.run.nvls_a100_refused 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/pcie-2gpu-ll128.json
+                --algo NVLS --proto Simple
+            ERR "NVLS needs sm >= 90")
+nsim_expect(cli.run.tuning 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --proto LL -b 8
+                -e 8 --tuning
+            OUT "\n +8 +2 +float +sum .* Ring/LL +1  nccl +15.00\n")
+nsim_expect(cli.run.analytic 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --mode analytic
+                -b 1G -e 1G
+            OUT "\n +1073741824 +268435456 +float +sum +-1 +5275.58 ")

@@ -10,6 +10,7 @@
 
 #include "nsim_test.h"
 #include "sim/plan/plan.h"
+#include "sim/plan/tune.h"
 
 #define SCEN NSIM_SOURCE_DIR "/scenarios/"
 
@@ -364,6 +365,58 @@ static void test_protocol_cuts(void)
     nsim_topo_destroy(t);
 }
 
+
+/* NCCL's worked example (nccl-internals 4.4): 8 H100 on one host, graph
+ * 12 x 30 GB/s NVL: Ring AllReduce latencies 15.0 / 40.6 / 56.0 us and
+ * algorithm bandwidths 80.6 / 189.3 / 205.7 GB/s for LL / LL128 /
+ * Simple; the tuner picks LL small, Simple large; forced pairs NCCL
+ * would not run are refused with the constraint. */
+static void test_tuner_worked_example(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL, *pci = NULL;
+    nsim_plan_graph g;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan_graph_get(t, &g);
+    CU_ASSERT_EQUAL(g.nchannels, 12);
+    CU_ASSERT_DOUBLE_EQUAL(g.bw_intra, 30, 1e-9);
+    CU_ASSERT_EQUAL(g.type_intra, NSIM_PATH_NVL);
+    const nsim_proto pr[3] = {NSIM_PROTO_LL, NSIM_PROTO_LL128,
+                              NSIM_PROTO_SIMPLE};
+    const double lat[3] = {15.0, 40.6, 56.0}, alg[3] = {80.57, 189.26, 205.71};
+    for (int i = 0; i < 3; i++) {
+        double t0 = nsim_tune_time_us(&g, NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING,
+                                      pr[i], 0);
+        double t1 = nsim_tune_time_us(&g, NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING,
+                                      pr[i], 1000000000ull);
+        CU_ASSERT_DOUBLE_EQUAL(t0, lat[i], 1e-6);
+        CU_ASSERT_DOUBLE_EQUAL(1e9 / 1e3 / (t1 - t0), alg[i], 0.01);
+    }
+    nsim_algo a = NSIM_ALGO_RING;
+    nsim_proto p = NSIM_PROTO_SIMPLE;
+    double us;
+    NSIM_ASSERT_OK(nsim_tune_pick(t, NSIM_COLL_ALLREDUCE, 8, 0, 0, &a, &p, &us,
+                                  &err));
+    CU_ASSERT_EQUAL(p, NSIM_PROTO_LL);
+    NSIM_ASSERT_OK(nsim_tune_pick(t, NSIM_COLL_ALLREDUCE, 1u << 30, 0, 0, &a,
+                                  &p, &us, &err));
+    CU_ASSERT_EQUAL(p, NSIM_PROTO_SIMPLE);
+    CU_ASSERT_EQUAL(nsim_tune_check(t, NSIM_COLL_ALLGATHER, NSIM_ALGO_TREE,
+                                    NSIM_PROTO_SIMPLE, &err), NSIM_ECONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "allreduce only"));
+    NSIM_ASSERT_OK(nsim_topo_load(NSIM_SOURCE_DIR "/tests/data/pcie-2gpu.topo.json",
+                                  &pci, &err));
+    CU_ASSERT_EQUAL(nsim_tune_check(pci, NSIM_COLL_ALLREDUCE, NSIM_ALGO_NVLS,
+                                    NSIM_PROTO_SIMPLE, &err), NSIM_ECONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "sm >= 90"));
+    /* the tuner never picks LL128 where it is not allowed */
+    NSIM_ASSERT_OK(nsim_tune_pick(pci, NSIM_COLL_ALLREDUCE, 16u << 20, 0, 0,
+                                  &a, &p, &us, &err));
+    CU_ASSERT_NOT_EQUAL(p, NSIM_PROTO_LL128);
+    nsim_topo_destroy(pci);
+    nsim_topo_destroy(t);
+}
+
 static void test_bad_requests(void)
 {
     nsim_err err = {0};
@@ -401,6 +454,8 @@ CU_TestInfo nsim_test_plan[] = {
     {"SendRecv/AllToAll hand count", test_p2p_hand_count},
     {"nccl-tests sizes and factors", test_nccl_tests_sizes},
     {"protocol cuts, wire lines, LL128 rule", test_protocol_cuts},
+    {"tuner: NCCL's worked example, picks, refusals",
+     test_tuner_worked_example},
     {"bad requests", test_bad_requests},
     CU_TEST_INFO_NULL,
 };
