@@ -52,6 +52,15 @@ const nsim_param_info nsim_param_table[] = {
       "(hw 1.5: NCCL's per-step NVLink latencies are 0.6 LL to 3.4 us "
       "Simple); chosen so that an 8-rank ring's 14 steps plus launch match "
       "the ~35 us floor of hwdata 15 (rerun: scripts/calibrate.sh)"),
+    P(ll_step_sync_ps, TIME, "265 ns",
+      "per LL step: no fence and no tail store, the receiver polls the "
+      "flag in every 8-byte word (nccl 3.1); Simple's 1.5 us scaled by "
+      "NCCL's NVLink ring per-step latencies LL/Simple = 0.6/3.4 (nccl "
+      "4.1 hwLat)"),
+    P(ll128_step_sync_ps, TIME, "838 ns",
+      "per LL128 step: one flag per 128-byte line, polled by the "
+      "receiver's warps (nccl 3.1); Simple's 1.5 us scaled by NCCL's "
+      "NVLink ring per-step latencies LL128/Simple = 1.9/3.4 (nccl 4.1)"),
     P(ib_header_bytes, BYTES, "26",
       "hw 3.3: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 per IB packet"),
     P(ib_reth_bytes, BYTES, "16", "hw 3.3: RETH on the first packet"),
@@ -222,4 +231,16 @@ double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen)
         strncmp(gen, "b3", 2) == 0)
         return p->b200_hbm_bw / (double)p->b200_sm_count;
     return p->other_hbm_bw / (double)p->other_sm_count;
+}
+
+nsim_time nsim_params_step_sync_ps(const nsim_params *p, int proto)
+{
+    switch (proto) {
+    case 1: /* NSIM_PROTO_LL */
+        return p->ll_step_sync_ps;
+    case 2: /* NSIM_PROTO_LL128 */
+        return p->ll128_step_sync_ps;
+    default:
+        return p->p2p_step_sync_ps;
+    }
 }

@@ -37,6 +37,7 @@ typedef struct nsim_params {
     uint64_t h100_sm_count, a100_sm_count, b200_sm_count, other_sm_count;
     nsim_time kernel_launch_ps;
     nsim_time p2p_step_sync_ps;
+    nsim_time ll_step_sync_ps, ll128_step_sync_ps;
     /* InfiniBand / RoCE wire */
     uint64_t ib_header_bytes;
     uint64_t ib_reth_bytes;
@@ -86,6 +87,10 @@ NSIM_NODISCARD int nsim_params_load(nsim_params *p, const char *path,
 /* JSON text of the table with current values (malloc'd). */
 NSIM_NODISCARD int nsim_params_to_json(const nsim_params *p, char **out,
                                        nsim_err *err);
+
+/* Per-step synchronisation of a protocol (nsim_proto): Simple's tail
+ * store and poll, LL/LL128's flag polling. */
+nsim_time nsim_params_step_sync_ps(const nsim_params *p, int proto);
 
 /* Per-SM streaming rate of a GPU generation (bytes/s): HBM bw / SMs. */
 double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen);

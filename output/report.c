@@ -45,7 +45,14 @@ void nsim_report_row_print(FILE *f, const nsim_report_meta *m,
     print_time(f, r->time_us);
     fprintf(f, "  %6.2f  %6.2f  %6s", r->algbw, r->busbw, "N/A");
     print_time(f, r->time_ip_us);
-    fprintf(f, "  %6.2f  %6.2f  %6s\n", r->algbw_ip, r->busbw_ip, "N/A");
+    fprintf(f, "  %6.2f  %6.2f  %6s", r->algbw_ip, r->busbw_ip, "N/A");
+    if (m->show_choice && r->algo != NULL)
+        fprintf(f, "  %4s/%-6s %3u", r->algo, r->proto, r->nchannels);
+    if (m->show_pred && r->pred_us >= 0)
+        fprintf(f, "  nccl %8.2f", r->pred_us);
+    else if (m->show_pred)
+        fprintf(f, "  nccl %8s", "-");
+    fprintf(f, "\n");
 }
 
 void nsim_report_footer(FILE *f, const nsim_report_row *rows, size_t n)
@@ -94,7 +101,12 @@ static int add_row(cJSON *arr, const nsim_report_row *r)
            cJSON_AddNumberToObject(o, "time_us_inplace", r->time_ip_us) &&
            cJSON_AddNumberToObject(o, "algbw_inplace", r->algbw_ip) &&
            cJSON_AddNumberToObject(o, "busbw_inplace", r->busbw_ip) &&
-           cJSON_AddNumberToObject(o, "events", (double)r->events);
+           cJSON_AddNumberToObject(o, "events", (double)r->events) &&
+           (r->algo == NULL ||
+            (cJSON_AddStringToObject(o, "algorithm", r->algo) &&
+             cJSON_AddStringToObject(o, "protocol", r->proto))) &&
+           (r->pred_us < 0 ||
+            cJSON_AddNumberToObject(o, "nccl_predicted_us", r->pred_us));
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,

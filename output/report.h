@@ -24,6 +24,8 @@ typedef struct nsim_report_meta {
     uint32_t nranks, nhosts, nchannels, qps_per_conn;
     uint64_t buffsize, seed;
     int root; /* -1 where it does not apply */
+    int show_choice; /* append algorithm/protocol (and predicted time) */
+    int show_pred;
 } nsim_report_meta;
 
 typedef struct nsim_report_row {
@@ -33,6 +35,8 @@ typedef struct nsim_report_row {
     double time_ip_us, algbw_ip, busbw_ip; /* in-place */
     uint64_t events;
     double wall_s;
+    const char *algo, *proto; /* what was run (tuner's pick or forced) */
+    double pred_us;           /* NCCL's predicted time, < 0: none */
 } nsim_report_row;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

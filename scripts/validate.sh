@@ -4,7 +4,10 @@
 # describe, runs the matching scenario over the dataset's sizes and prints
 # size, published busbw (out-of-place), simulated busbw and the error, then
 # the median absolute error for sizes >= 1 MiB.
-# Usage: scripts/validate.sh [DATASET-NUMBER ...]   (default: 15 07)
+# Also prints the algorithm/protocol ncclsim ran at each size (NCCL's
+# tuner unless the dataset forced them).
+# Usage: scripts/validate.sh [DATASET-NUMBER ...]
+#        (default: 15 16 02 03 04 05 06 07)
 set -e
 cd "$(dirname "$0")/.."
 hw=${NSIM_HWDATA:-../shared/hwdata}
@@ -16,13 +19,25 @@ trap 'rm -rf "$tmp"' EXIT
 
 # the published table: size and out-of-place busbw of each data row
 published() {
-    awk '$1 ~ /^[0-9]+$/ && NF >= 12 && $8 ~ /^[0-9.]+$/ { print $1, $8 }' "$1"
+    awk '$1 ~ /^[0-9]+$/ && $1 > 0 && NF >= 12 && $8 ~ /^[0-9.]+$/ { print $1, $8 }' "$1"
 }
 
 # scenario for a dataset: echo "scenario-file [extra options]"
+# 02-06: single-node H100, no NCCL_* overrides, double (index.json);
+# 15, 16: NCCL_ALGO=RING, float; 07: 10 DGX H100 nodes, rail fat tree.
 scenario_for() {
+    sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
+        scenarios/dgx-h100-allreduce.json |
+        sed "s#dgx-h100.topo.json#$PWD/scenarios/dgx-h100.topo.json#" \
+        > "$tmp/auto.json"
     case "$1" in
-    15) echo "scenarios/dgx-h100-allreduce.json" ;;
+    15) echo "$tmp/auto.json --algo Ring" ;;
+    16) echo "$tmp/auto.json --algo Ring --collective all_gather_perf" ;;
+    02) echo "$tmp/auto.json -d double" ;;
+    03) echo "$tmp/auto.json -d double --collective all_gather_perf" ;;
+    04) echo "$tmp/auto.json -d double --collective reduce_scatter_perf" ;;
+    05) echo "$tmp/auto.json -d double --collective alltoall_perf" ;;
+    06) echo "$tmp/auto.json -d double --collective sendrecv_perf" ;;
     07) ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
             --fabric rail-fat-tree -o "$tmp/h100x10.topo.json" >/dev/null
         sed "s#dgx-h100-2node.topo.json#$tmp/h100x10.topo.json#" \
@@ -42,16 +57,20 @@ compare() {
     fi
     max=${NSIM_VALIDATE_MAX:-17179869184}
     echo "== dataset $(basename "$file") on $(basename "$scen")"
-    printf "%14s %10s %10s %8s\n" size published simulated error
+    printf "%14s %10s %10s %8s  %s\n" size published simulated error algo/proto
     published "$file" | while read -r size bus; do
         [ "$size" -le "$max" ] || continue
-        sim=$(./build/ncclsim run "$scen" -b "$size" -e "$size" \
-              --json "$tmp/r.json" --quiet && \
-              awk -F: '/"busbw"/ { gsub(/[ ,]/, "", $2); print $2; exit }' \
+        # shellcheck disable=SC2086
+        ./build/ncclsim run $scen -b "$size" -e "$size" \
+            --json "$tmp/r.json" --quiet
+        sim=$(awk -F: '/"busbw"/ { gsub(/[ ,]/, "", $2); print $2; exit }' \
                   "$tmp/r.json")
-        awk -v s="$size" -v p="$bus" -v m="$sim" 'BEGIN {
+        ap=$(awk -F'"' '/"algorithm"/ { a = $4 }
+                        /"protocol"/ { p = $4 }
+                        END { print a "/" p }' "$tmp/r.json")
+        awk -v s="$size" -v p="$bus" -v m="$sim" -v ap="$ap" 'BEGIN {
             e = p > 0 ? (m - p) / p * 100 : 0;
-            printf "%14.0f %10.2f %10.2f %+7.1f%%\n", s, p, m, e }'
+            printf "%14.0f %10.2f %10.2f %+7.1f%%  %s\n", s, p, m, e, ap }'
     done | tee "$tmp/rows"
     awk '$1 >= 1048576 { e = $4; sub(/%/, "", e); e = e + 0; if (e < 0) e = -e; print e }' \
         "$tmp/rows" | sort -n | awk '{ a[NR] = $1 } END {
@@ -59,4 +78,4 @@ compare() {
                 (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }'
 }
 
-for id in ${*:-15 07}; do compare "$id"; done
+for id in ${*:-15 16 02 03 04 05 06 07}; do compare "$id"; done

@@ -15,15 +15,17 @@
 #include "sim/core/units.h"
 #include "sim/exec/exec.h"
 #include "sim/exec/scenario.h"
+#include "sim/plan/tune.h"
 
 typedef struct run_opts {
     const char *json_out, *plan_out;
-    int quiet, timing, stats, debug;
+    int quiet, timing, tuning, analytic, stats, debug;
     uint64_t size; /* plan: the size to plan */
 } run_opts;
 
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
-       OPT_TIMING, OPT_STATS, OPT_DEBUG };
+       OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
+       OPT_STATS, OPT_DEBUG };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -35,7 +37,22 @@ static const struct option run_long[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"json", required_argument, NULL, OPT_JSON},
     {"size", required_argument, NULL, OPT_SIZE},
-    {"output", required_argument, NULL, 'o'},
+    {"output", required_argument, NULL, 'O'},
+    {"op", required_argument, NULL, 'o'},
+    {"datatype", required_argument, NULL, 'd'},
+    {"root", required_argument, NULL, 'r'},
+    {"nthreads", required_argument, NULL, 't'},
+    {"ngpus", required_argument, NULL, 'g'},
+    {"iters", required_argument, NULL, 'n'},
+    {"warmup_iters", required_argument, NULL, 'w'},
+    {"agg_iters", required_argument, NULL, 'm'},
+    {"check", required_argument, NULL, 'c'},
+    {"blocking", required_argument, NULL, 'z'},
+    {"collective", required_argument, NULL, OPT_COLL},
+    {"tuning", no_argument, NULL, OPT_TUNING},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"algo", required_argument, NULL, OPT_ALGO},
+    {"proto", required_argument, NULL, OPT_PROTO},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"timing", no_argument, NULL, OPT_TIMING},
     {"stats", no_argument, NULL, OPT_STATS},
@@ -63,106 +80,208 @@ static int parse_count(const char *cmd, const char *opt, const char *v,
     return 0;
 }
 
+/* nccl-tests flags that do not change a deterministic simulation: a
+ * one-line note, then ignored. */
+static void note_ignored(int c, const char *v)
+{
+    const char *why = "";
+    switch (c) {
+    case 'g':
+    case 't': why = "the topology fixes the ranks"; break;
+    case 'n':
+    case 'w':
+    case 'm': why = "a deterministic simulation needs one iteration"; break;
+    case 'c': why = "a simulation moves no data to check (#wrong is N/A)"; break;
+    case 'z': why = "one collective at a time is simulated"; break;
+    }
+    fprintf(stderr, "ncclsim: note: -%c %s ignored: %s\n", c, v, why);
+}
+
+/* One option of run/plan. Returns 0 or a usage exit status; -1 with err
+ * set for a bad value that is an input error. */
+static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
+                     nsim_scenario *s, run_opts *ro, nsim_err *err)
+{
+    char *end;
+    uint32_t v32 = 0;
+    switch (c) {
+    case 'b': return parse_u64(cmd, "-b", arg, &s->min_bytes);
+    case 'e': return parse_u64(cmd, "-e", arg, &s->max_bytes);
+    case 'i':
+        s->step_factor = 1;
+        return parse_u64(cmd, "-i", arg, &s->step_bytes);
+    case 'f':
+        s->step_factor = strtod(arg, &end);
+        if (end == arg || *end != '\0' || s->step_factor < 1)
+            return nsim_cli_usage(cmd, "-f: expected a factor >= 1");
+        return 0;
+    case OPT_NCH:
+        s->min_channels = s->max_channels = 0;
+        return parse_count(cmd, "--nchannels", arg, NSIM_MAX_CHANNELS,
+                           &s->nchannels);
+    case OPT_QPS: return parse_count(cmd, "--qps", arg, 128, &s->qps_per_conn);
+    case OPT_SEED: return parse_u64(cmd, "--seed", arg, &s->seed);
+    case OPT_JSON: ro->json_out = arg; return 0;
+    case 'O': ro->plan_out = arg; return 0;
+    case 'o':
+        if (strcmp(cmd, "plan") == 0) {
+            ro->plan_out = arg;
+            return 0;
+        }
+        return nsim_scenario_set_op(s, arg, "-o", err) ? -1 : 0;
+    case 'd': return nsim_scenario_set_dtype(s, arg, "-d", err) ? -1 : 0;
+    case 'r':
+        v32 = (uint32_t)strtoul(arg, &end, 10);
+        if (end == arg || *end != '\0' || arg[0] == '-')
+            return nsim_cli_usage(cmd, "-r: expected a root rank, got '%s'",
+                                  arg);
+        s->root = v32;
+        return 0;
+    case OPT_COLL:
+        if (nsim_coll_parse(arg, &s->coll) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--collective: expected allreduce, "
+                                       "..., or a nccl-tests binary name "
+                                       "(all_gather_perf, ...), got '%s'",
+                                  arg);
+        return 0;
+    case OPT_ALGO:
+        if (nsim_algo_parse(arg, &s->algo) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree or NVLS");
+        s->algo_set = 1;
+        return 0;
+    case OPT_PROTO:
+        if (nsim_proto_parse(arg, &s->proto) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--proto: expected Simple, LL or LL128");
+        s->proto_set = 1;
+        return 0;
+    case OPT_SIZE: return parse_u64(cmd, "--size", arg, &ro->size);
+    case OPT_QUIET: ro->quiet = 1; return 0;
+    case OPT_TIMING: ro->timing = 1; return 0;
+    case OPT_TUNING: ro->tuning = 1; return 0;
+    case OPT_STATS: ro->stats = 1; return 0;
+    case OPT_DEBUG: ro->debug = 1; return 0;
+    case OPT_MODE:
+        if (strcmp(arg, "analytic") == 0)
+            ro->analytic = 1;
+        else if (strcmp(arg, "simulate") != 0)
+            return nsim_cli_usage(cmd, "--mode: expected simulate or "
+                                       "analytic, got '%s'", arg);
+        return 0;
+    case 'g': case 't': case 'n': case 'w': case 'm': case 'c': case 'z':
+        note_ignored(c, arg);
+        return 0;
+    case ':': return nsim_cli_usage(cmd, "%s needs a value", argv[optind - 1]);
+    default: return nsim_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+    }
+}
+
 /* Applies the command-line options to the scenario. */
 static int parse_opts(const char *cmd, int argc, char **argv,
-                      nsim_scenario *s, run_opts *ro)
+                      nsim_scenario *s, run_opts *ro, nsim_err *err)
 {
     int c, rc = 0;
     optind = 1;
     opterr = 0;
-    while (rc == 0 &&
-           (c = getopt_long(argc, argv, ":b:e:f:i:o:", run_long, NULL)) != -1) {
-        char *end;
-        switch (c) {
-        case 'b': rc = parse_u64(cmd, "-b", optarg, &s->min_bytes); break;
-        case 'e': rc = parse_u64(cmd, "-e", optarg, &s->max_bytes); break;
-        case 'i':
-            rc = parse_u64(cmd, "-i", optarg, &s->step_bytes);
-            s->step_factor = 1;
-            break;
-        case 'f':
-            s->step_factor = strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || s->step_factor < 1)
-                rc = nsim_cli_usage(cmd, "-f: expected a factor >= 1");
-            break;
-        case OPT_NCH:
-            rc = parse_count(cmd, "--nchannels", optarg, NSIM_MAX_CHANNELS,
-                             &s->nchannels);
-            s->min_channels = s->max_channels = 0;
-            break;
-        case OPT_QPS:
-            rc = parse_count(cmd, "--qps", optarg, 128, &s->qps_per_conn);
-            break;
-        case OPT_SEED: rc = parse_u64(cmd, "--seed", optarg, &s->seed); break;
-        case OPT_JSON: ro->json_out = optarg; break;
-        case 'o': ro->plan_out = optarg; break;
-        case OPT_SIZE: rc = parse_u64(cmd, "--size", optarg, &ro->size); break;
-        case OPT_QUIET: ro->quiet = 1; break;
-        case OPT_TIMING: ro->timing = 1; break;
-        case OPT_STATS: ro->stats = 1; break;
-        case OPT_DEBUG: ro->debug = 1; break;
-        case ':': rc = nsim_cli_usage(cmd, "%s needs a value", argv[optind - 1]); break;
-        default: rc = nsim_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]); break;
-        }
-    }
+    while (rc == 0 && (c = getopt_long(argc, argv,
+                                       ":b:e:f:i:o:d:r:t:g:n:w:m:c:z:",
+                                       run_long, NULL)) != -1)
+        rc = apply_opt(cmd, c, optarg, argv, s, ro, err);
     if (rc == 0 && optind != argc - 1)
         rc = nsim_cli_usage(cmd, "expected exactly one scenario file");
     return rc;
 }
 
-static nsim_report_meta make_meta(const nsim_scenario *s)
+static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
 {
-    static char test[64];
-    snprintf(test, sizeof test, "%s_perf",
-             s->coll == NSIM_COLL_ALLREDUCE ? "all_reduce" : nsim_coll_name(s->coll));
     nsim_report_meta m = {
         s->name,          nsim_topo_name(s->topo), nsim_coll_name(s->coll),
-        test,             s->dtype,                s->redop,
-        nsim_proto_name(s->proto), nsim_algo_name(s->algo),
+        nsim_coll_test_name(s->coll), s->dtype,
+        nsim_coll_has_op(s->coll) ? s->redop : "none",
+        s->proto_set ? nsim_proto_name(s->proto) : "auto (NCCL's tuner)",
+        s->algo_set ? nsim_algo_name(s->algo) : "auto (NCCL's tuner)",
         s->channel_mode == NSIM_CHANNEL_SHARED ? "shared" : "dedicated",
         nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo), s->nchannels,
-        s->qps_per_conn, s->buffsize, s->seed, -1};
+        s->qps_per_conn, s->buffsize, s->seed,
+        nsim_coll_has_root(s->coll) ? (int)s->root : -1,
+        !s->algo_set || !s->proto_set || ro->tuning, ro->tuning};
     return m;
 }
 
-/* One size: plan, simulate, fill the row. With keep, the plan and the
- * result (with statistics) are handed to the caller. */
-static int run_size(nsim_scenario *s, uint64_t bytes, int keep,
-                    nsim_report_row *row, nsim_plan **kept_plan,
+/* The request for one size: the tuner's pick unless forced. */
+static int request_for(const nsim_scenario *s, uint64_t bytes,
+                       nsim_plan_req *req, double *pred_us, nsim_err *err)
+{
+    *req = nsim_scenario_request(s, bytes);
+    int rc = nsim_tune_pick(s->topo, s->coll, bytes, s->algo_set,
+                            s->proto_set, &req->algo, &req->proto, pred_us,
+                            err);
+    if (rc != NSIM_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        NSIM_ERR(err, rc, "%s: %s", s->source, msg);
+    }
+    return rc;
+}
+
+static void fill_row(const nsim_scenario *s, uint64_t bytes, double t_us,
+                     uint32_t nch, nsim_report_row *row)
+{
+    uint64_t count;
+    uint32_t n = nsim_topo_nranks(s->topo);
+    double alg = (double)bytes / (t_us * 1e-6) / 1e9;
+    double bus = alg * nsim_coll_busbw_factor(s->coll, n);
+    (void)nsim_coll_test_bytes(s->coll, n, s->type_size, bytes, &count);
+    *row = (nsim_report_row){bytes, count, nch, t_us, alg, bus, t_us, alg,
+                             bus, 0, 0, NULL, NULL, -1};
+}
+
+/* One size: plan, simulate, fill the row. With keep (and a simulation),
+ * the plan and the result with statistics go to *kept_plan and *kept_res. */
+static int run_size(nsim_scenario *s, const run_opts *ro, uint64_t bytes,
+                    int keep, nsim_report_row *row, nsim_plan **kept_plan,
                     nsim_exec_result *kept_res, nsim_err *err)
 {
     nsim_plan *plan = NULL;
     nsim_exec_result res = {0};
-    nsim_plan_req req = nsim_scenario_request(s, bytes);
+    nsim_plan_req req;
+    double pred = -1;
     nsim_exec_opts eo = {s->seed, keep, &s->net};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = nsim_plan_build(s->topo, &req, &plan, err);
-    if (rc == NSIM_OK)
-        rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
+    NSIM_TRY(request_for(s, bytes, &req, &pred, err));
+    if (ro->analytic) {
+        if (pred < 0)
+            return NSIM_ERR(err, NSIM_ENOTSUP,
+                            "%s: --mode analytic: NCCL's tuner has no "
+                            "model for %s", s->source, nsim_coll_name(s->coll));
+        fill_row(s, bytes, pred, req.nchannels, row);
+    } else {
+        int rc = nsim_plan_build(s->topo, &req, &plan, err);
+        if (rc == NSIM_OK)
+            rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
+        if (rc != NSIM_OK) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            nsim_plan_destroy(plan);
+            return NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
+                            (unsigned long long)bytes, msg);
+        }
+        fill_row(s, bytes, (double)res.time_ps / 1e6, plan->nchannels, row);
+        row->events = res.events;
+        if (keep) {
+            *kept_plan = plan;
+            *kept_res = res;
+        } else {
+            nsim_exec_result_free(&res);
+            nsim_plan_destroy(plan);
+        }
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (rc != NSIM_OK) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
-                 (unsigned long long)bytes, msg);
-        nsim_plan_destroy(plan);
-        return rc;
-    }
-    double t_us = (double)res.time_ps / 1e6;
-    double alg = (double)bytes / (t_us * 1e-6) / 1e9;
-    double bus = alg * nsim_coll_busbw_factor(s->coll, plan->nranks);
-    *row = (nsim_report_row){bytes, bytes / s->type_size, plan->nchannels,
-                             t_us, alg, bus, t_us, alg, bus, res.events,
-                             (double)(t1.tv_sec - t0.tv_sec) +
-                                 (t1.tv_nsec - t0.tv_nsec) / 1e9};
-    if (keep) {
-        *kept_plan = plan;
-        *kept_res = res;
-        return NSIM_OK;
-    }
-    nsim_exec_result_free(&res);
-    nsim_plan_destroy(plan);
+    row->wall_s = (double)(t1.tv_sec - t0.tv_sec) +
+                  (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    row->algo = nsim_algo_name(req.algo);
+    row->proto = nsim_proto_name(req.proto);
+    row->pred_us = pred;
     return NSIM_OK;
 }
 
@@ -205,42 +324,65 @@ static cJSON *report_detail(const nsim_scenario *s, const run_opts *ro,
     return ro->stats && ro->json_out ? nsim_stats_json(s->topo, p, r) : NULL;
 }
 
+static void debug_plan(nsim_scenario *s)
+{
+    nsim_plan *dp = NULL;
+    nsim_plan_req dr;
+    double pred;
+    uint64_t cnt, bytes = nsim_coll_test_bytes(
+        s->coll, nsim_topo_nranks(s->topo), s->type_size, s->max_bytes, &cnt);
+    if (request_for(s, bytes, &dr, &pred, NULL) == NSIM_OK &&
+        nsim_plan_build(s->topo, &dr, &dp, NULL) == NSIM_OK)
+        nsim_debug_plan(stdout, s->topo, dp);
+    nsim_plan_destroy(dp);
+}
+
+static int grow_rows(nsim_report_row **rows, size_t n, size_t *cap)
+{
+    if (n < *cap)
+        return NSIM_OK;
+    *cap = *cap ? *cap * 2 : 64;
+    nsim_report_row *r = realloc(*rows, *cap * sizeof *r);
+    if (r == NULL)
+        return NSIM_ENOMEM;
+    *rows = r;
+    return NSIM_OK;
+}
+
 static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
 {
-    nsim_report_meta m = make_meta(s);
+    nsim_report_meta m = make_meta(s, ro);
     nsim_report_row *rows = NULL;
     size_t n = 0, cap = 0;
-    int rc = NSIM_OK, detail = ro->stats || ro->debug;
+    int rc = NSIM_OK, more = 1, detail = (ro->stats || ro->debug) &&
+                                         !ro->analytic;
     nsim_plan *kp = NULL;
     nsim_exec_result kr = {0};
     uint64_t size = s->min_bytes, next = 0;
-    do {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            nsim_report_row *r = realloc(rows, cap * sizeof *r);
-            if (r == NULL) {
-                rc = NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
-                break;
-            }
-            rows = r;
+    if (ro->debug && !ro->quiet)
+        debug_plan(s);
+    while (more) {
+        more = next_size(s, size, &next);
+        if (grow_rows(&rows, n, &cap) != NSIM_OK) {
+            rc = NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+            break;
         }
-        int last = !next_size(s, size, &next);
-        if (ro->debug && n == 0 && !ro->quiet) {
-            nsim_plan *dp = NULL;
-            nsim_plan_req dr = nsim_scenario_request(s, s->max_bytes);
-            if (nsim_plan_build(s->topo, &dr, &dp, NULL) == NSIM_OK)
-                nsim_debug_plan(stdout, s->topo, dp);
-            nsim_plan_destroy(dp);
+        uint64_t cnt, bytes = nsim_coll_test_bytes(
+            s->coll, nsim_topo_nranks(s->topo), s->type_size, size, &cnt);
+        size = next;
+        if (bytes == 0 || (n > 0 && bytes == rows[n - 1].size))
+            continue; /* below 16 B per rank, or the same size again */
+        if (kp != NULL) { /* keep only the largest size's details */
+            nsim_exec_result_free(&kr);
+            nsim_plan_destroy(kp);
+            kp = NULL;
         }
-        if ((rc = run_size(s, size, detail && last, &rows[n], &kp, &kr,
-                           err)) != NSIM_OK)
+        if ((rc = run_size(s, ro, bytes, detail, &rows[n], &kp, &kr, err)) !=
+            NSIM_OK)
             break;
         print_row(ro, &m, &rows[n], n);
         n++;
-        size = next;
-        if (last)
-            break;
-    } while (1);
+    }
     cJSON *extra = NULL;
     if (rc == NSIM_OK && !ro->quiet)
         nsim_report_footer(stdout, rows, n);
@@ -264,14 +406,16 @@ static int load_with_opts(const char *cmd, int argc, char **argv,
     for (int i = 1; i < argc; i++) /* the scenario is the non-option arg */
         if (argv[i][0] != '-' && (i == 1 || argv[i - 1][0] != '-' ||
                                   strchr(argv[i - 1], '=') != NULL ||
-                                  strcmp(argv[i - 1], "--quiet") == 0)) {
+                                  strcmp(argv[i - 1], "--quiet") == 0 ||
+                                  strcmp(argv[i - 1], "--timing") == 0 ||
+                                  strcmp(argv[i - 1], "--tuning") == 0)) {
             if (nsim_scenario_load(argv[i], out, err) != NSIM_OK)
                 return -1;
             break;
         }
     if (*out == NULL)
         return nsim_cli_usage(cmd, "expected a scenario file");
-    if ((rc = parse_opts(cmd, argc, argv, *out, ro)) != 0)
+    if ((rc = parse_opts(cmd, argc, argv, *out, ro, err)) != 0)
         return rc;
     nsim_scenario_resolve_channels(*out);
     if (nsim_scenario_check_sizes(*out, err) != NSIM_OK)
@@ -300,9 +444,11 @@ int nsim_cmd_plan(int argc, char **argv)
     char *text = NULL;
     int rc = load_with_opts("plan", argc, argv, &s, &ro, &err);
     if (rc == 0) {
-        nsim_plan_req req =
-            nsim_scenario_request(s, ro.size ? ro.size : s->max_bytes);
-        if (nsim_plan_build(s->topo, &req, &plan, &err) != NSIM_OK ||
+        nsim_plan_req req;
+        double pred;
+        if (request_for(s, ro.size ? ro.size : s->max_bytes, &req, &pred,
+                        &err) != NSIM_OK ||
+            nsim_plan_build(s->topo, &req, &plan, &err) != NSIM_OK ||
             nsim_plan_to_json(plan, s->topo, &text, &err) != NSIM_OK)
             rc = -1;
     }

@@ -41,6 +41,18 @@ const nsim_cmd nsim_cli_commands[] = {
      "                         links, NIC ports, QPs, CQs (also in --json)\n"
      "  --debug                an NCCL_DEBUG=INFO-style account of the plan\n"
      "                         and an ibstat-like table of every HCA and QP\n"
+     "  --collective NAME      replace the scenario's collective (allgather,\n"
+     "                         ... or all_gather_perf, ...)\n"
+     "  -d, --datatype TYPE    nccl-tests data type (float, half, ...)\n"
+     "  -o, --op OP            reduction: sum, prod, max, min, avg\n"
+     "  -r, --root RANK        root of broadcast / reduce\n"
+     "  --algo A, --proto P    force NCCL_ALGO (Ring) / NCCL_PROTO (Simple,\n"
+     "                         LL, LL128)\n"
+     "  -g -t -n -w -m -c -z   nccl-tests flags that do not change a\n"
+     "                         deterministic simulation: noted, ignored\n"
+     "The scenario's collective may be a nccl-tests binary name\n"
+     "(all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+     "broadcast_perf, reduce_perf, sendrecv_perf, alltoall_perf).\n"
      "Sizes take K, M, G suffixes (powers of 1024), as nccl-tests.\n",
      nsim_cmd_run},
     {"plan", "SCENARIO [-o FILE]",

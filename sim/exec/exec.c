@@ -107,7 +107,9 @@ static void lane_try(exec *ex, uint32_t li)
         c->sent++;
         c->st.slices++;
         c->st.bytes += op->bytes;
-        if (c->ops->send(c->state, l->sm_server, op->bytes, &done) != NSIM_OK) {
+        if (c->ops->send(c->state, l->sm_server,
+                         nsim_plan_wire_bytes(ex->plan, op->bytes),
+                         &done) != NSIM_OK) {
             nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
             return;
         }
@@ -134,7 +136,9 @@ static void on_visible(nsim_sim *sim, nsim_event *ev)
 static void cb_arrived(void *vex, uint32_t conn)
 {
     exec *ex = vex;
-    if (nsim_sim_schedule(ex->sim, ex->env.params->p2p_step_sync_ps,
+    if (nsim_sim_schedule(ex->sim,
+                          nsim_params_step_sync_ps(ex->env.params,
+                                                   ex->plan->req.proto),
                           on_visible, ex, 0, conn, NULL) != NSIM_OK)
         nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
 }
@@ -161,7 +165,7 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
                  const nsim_net_knobs *net, nsim_err *err)
 {
     const nsim_plan *p = ex->plan;
-    ex->nlanes = p->nchannels * p->nranks;
+    ex->nlanes = p->nlanes;
     ex->lanes = calloc(ex->nlanes, sizeof *ex->lanes);
     ex->conns = calloc(p->nconns, sizeof *ex->conns);
     if (ex->lanes == NULL || ex->conns == NULL)
@@ -173,7 +177,7 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
     for (uint32_t i = 0; i < ex->nlanes; i++) {
         lane_rt *l = &ex->lanes[i];
         const nsim_device *g =
-            nsim_topo_device(topo, nsim_topo_rank_device(topo, i % p->nranks));
+            nsim_topo_device(topo, nsim_topo_rank_device(topo, p->lanes[i].rank));
         l->pl = &p->lanes[i];
         l->sm_bw = nsim_params_sm_stream_bw(params, g->gen);
         l->waiting_since = NSIM_TIME_MAX;
@@ -191,8 +195,8 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
             NSIM_TRY(transports[k]->init(&ex->env, &ex->shared[k], err));
             ex->inited[k] = 1;
         }
-        c->send_lane = pc->channel * p->nranks + pc->from;
-        c->recv_lane = pc->channel * p->nranks + pc->to;
+        c->send_lane = pc->send_lane;
+        c->recv_lane = pc->recv_lane;
         NSIM_TRY(transports[k]->setup(ex->shared[k], &ex->env, i, &c->state,
                                       err));
         c->ops = transports[k];

@@ -18,7 +18,7 @@ static const char *const top_keys[] = {
     "collective", "datatype", "op",        "min_bytes", "max_bytes",
     "step_factor", "step_bytes", "nchannels", "qps_per_connection",
     "buffsize", "protocol",  "algorithm",  "channel_mode", "env",
-    "seed",     "params",    NULL};
+    "seed",     "params",    "root",      NULL};
 
 uint32_t nsim_dtype_size(const char *name)
 {
@@ -100,10 +100,14 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
         rc = parse_u32_text(v, 1, 128, &s->qps_per_conn);
     else if (strcmp(key, "NCCL_BUFFSIZE") == 0)
         rc = nsim_units_parse_size(v, &s->buffsize, &why);
-    else if (strcmp(key, "NCCL_PROTO") == 0)
+    else if (strcmp(key, "NCCL_PROTO") == 0) {
         rc = nsim_proto_parse(v, &s->proto);
-    else if (strcmp(key, "NCCL_ALGO") == 0)
+        s->proto_set = 1;
+    } else if (strcmp(key, "NCCL_ALGO") == 0) {
         rc = nsim_algo_parse(v, &s->algo);
+        s->algo_set = 1;
+    } else if (strcmp(key, "NCCL_NCHANNELS_PER_NET_PEER") == 0)
+        rc = parse_u32_text(v, 1, NSIM_MAX_CHANNELS, &s->net_peer_channels);
     else if (strcmp(key, "NCCL_IB_SPLIT_DATA_ON_QPS") == 0) {
         uint32_t b = 0;
         rc = parse_u32_text(v, 0, 1, &b);
@@ -125,7 +129,7 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
                           "NCCL_IB_QPS_PER_CONNECTION, NCCL_BUFFSIZE, "
                           "NCCL_PROTO, NCCL_ALGO, NCCL_NET_SHARED_COMMS, "
                           "NCCL_IB_SPLIT_DATA_ON_QPS, NCCL_IB_ADAPTIVE_ROUTING, "
-                          "NCCL_IB_AR_THRESHOLD)");
+                          "NCCL_IB_AR_THRESHOLD, NCCL_NCHANNELS_PER_NET_PEER)");
     if (rc != NSIM_OK)
         return nsim_jfail(c, "env", key, "invalid value \"%s\"", v);
     return NSIM_OK;
@@ -181,10 +185,37 @@ static int parse_mode(const char *v, void *out)
     return NSIM_OK;
 }
 
+int nsim_scenario_set_dtype(nsim_scenario *s, const char *dt,
+                            const char *what, nsim_err *err)
+{
+    if ((s->type_size = nsim_dtype_size(dt)) == 0)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: datatype: expected int8, uint8, int32, uint32, "
+                        "int64, uint64, half, float, double or bfloat16, "
+                        "got \"%s\"",
+                        what, dt);
+    snprintf(s->dtype, sizeof s->dtype, "%s", dt);
+    return NSIM_OK;
+}
+
+int nsim_scenario_set_op(nsim_scenario *s, const char *op, const char *what,
+                         nsim_err *err)
+{
+    if (strcmp(op, "sum") && strcmp(op, "prod") && strcmp(op, "max") &&
+        strcmp(op, "min") && strcmp(op, "avg"))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: op: expected sum, prod, max, min or avg, got "
+                        "\"%s\"",
+                        what, op);
+    snprintf(s->redop, sizeof s->redop, "%s", op);
+    return NSIM_OK;
+}
+
 static int read_collective(nsim_scenario *s, const nsim_jctx *c,
                            const cJSON *root)
 {
     const char *dt = "float", *op = "sum";
+    int64_t r = 0;
     if (cJSON_GetObjectItemCaseSensitive(root, "collective") == NULL)
         return nsim_jfail(c, "", "collective", "missing (required)");
     NSIM_TRY(read_enum(c, root, "collective", parse_coll, &s->coll,
@@ -192,20 +223,11 @@ static int read_collective(nsim_scenario *s, const nsim_jctx *c,
                        "reduce, sendrecv or alltoall (or nccl-tests' "
                        "all_reduce_perf, ...)"));
     NSIM_TRY(nsim_jget_string(c, root, "", "datatype", 0, &dt));
-    if ((s->type_size = nsim_dtype_size(dt)) == 0)
-        return nsim_jfail(c, "", "datatype",
-                          "expected int8, uint8, int32, uint32, int64, "
-                          "uint64, half, float, double or bfloat16, got "
-                          "\"%s\"",
-                          dt);
-    snprintf(s->dtype, sizeof s->dtype, "%s", dt);
+    NSIM_TRY(nsim_scenario_set_dtype(s, dt, c->file, c->err));
     NSIM_TRY(nsim_jget_string(c, root, "", "op", 0, &op));
-    if (strcmp(op, "sum") && strcmp(op, "prod") && strcmp(op, "max") &&
-        strcmp(op, "min") && strcmp(op, "avg"))
-        return nsim_jfail(c, "", "op",
-                          "expected sum, prod, max, min or avg, got \"%s\"",
-                          op);
-    snprintf(s->redop, sizeof s->redop, "%s", op);
+    NSIM_TRY(nsim_scenario_set_op(s, op, c->file, c->err));
+    NSIM_TRY(nsim_jget_int(c, root, "", "root", 0, 0, 1 << 20, &r));
+    s->root = (uint32_t)r;
     return NSIM_OK;
 }
 
@@ -253,7 +275,10 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
     NSIM_TRY(nsim_jget_size(c, root, "", "buffsize", 0, &s->buffsize));
     NSIM_TRY(read_enum(c, root, "protocol", parse_proto, &s->proto,
                        "Simple, LL or LL128"));
-    NSIM_TRY(read_enum(c, root, "algorithm", parse_algo, &s->algo, "Ring"));
+    NSIM_TRY(read_enum(c, root, "algorithm", parse_algo, &s->algo,
+                       "Ring, Tree or NVLS"));
+    s->proto_set = cJSON_GetObjectItemCaseSensitive(root, "protocol") != NULL;
+    s->algo_set = cJSON_GetObjectItemCaseSensitive(root, "algorithm") != NULL;
     NSIM_TRY(read_enum(c, root, "channel_mode", parse_mode, &s->channel_mode,
                        "dedicated or shared"));
     v = 1;
@@ -356,6 +381,7 @@ nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes)
 {
     nsim_plan_req r = {s->coll,      s->algo,         s->proto,
                        bytes,        s->type_size,    s->nchannels,
-                       s->qps_per_conn, s->buffsize,  s->channel_mode};
+                       s->qps_per_conn, s->buffsize,  s->channel_mode,
+                       s->root,      s->net_peer_channels};
     return r;
 }

@@ -42,6 +42,9 @@ typedef struct nsim_scenario {
     nsim_proto proto;
     nsim_algo algo;
     nsim_channel_mode channel_mode;
+    int algo_set, proto_set; /* forced by the scenario, env or CLI */
+    uint32_t root;           /* Broadcast / Reduce */
+    uint32_t net_peer_channels; /* NCCL_NCHANNELS_PER_NET_PEER, 0: auto */
     uint64_t seed;
     nsim_params params;
     nsim_net_knobs net; /* net.shared_comms follows channel_mode */
@@ -59,6 +62,13 @@ NSIM_NODISCARD int nsim_scenario_check_sizes(const nsim_scenario *s,
 nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes);
 /* Resolves the channel count from the knobs and the topology. */
 void nsim_scenario_resolve_channels(nsim_scenario *s);
+
+/* Sets the data type or the reduction by nccl-tests' names; errors name
+ * what (the file or the option). */
+NSIM_NODISCARD int nsim_scenario_set_dtype(nsim_scenario *s, const char *dt,
+                                           const char *what, nsim_err *err);
+NSIM_NODISCARD int nsim_scenario_set_op(nsim_scenario *s, const char *op,
+                                        const char *what, nsim_err *err);
 
 /* nccl-tests' data types: size in bytes, 0 if unknown. */
 uint32_t nsim_dtype_size(const char *name);

@@ -12,6 +12,7 @@
  * host boundary uses the NIC nearest to it.
  */
 #include "plan.h"
+#include "tune.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ static const char *const coll_names[NSIM_COLL__COUNT] = {
 };
 static const char *const proto_names[NSIM_PROTO__COUNT] = {"Simple", "LL",
                                                            "LL128"};
-static const char *const algo_names[NSIM_ALGO__COUNT] = {"Ring"};
+static const char *const algo_names[NSIM_ALGO__COUNT] = {"Ring", "Tree",
+                                                         "NVLS"};
 
 const char *nsim_coll_name(nsim_coll c)
 {
@@ -66,6 +68,8 @@ int nsim_coll_parse(const char *s, nsim_coll *out)
         {"reduce_perf", NSIM_COLL_REDUCE},
         {"sendrecv_perf", NSIM_COLL_SENDRECV},
         {"alltoall_perf", NSIM_COLL_ALLTOALL},
+        {"all_to_all", NSIM_COLL_ALLTOALL},
+        {"send_recv", NSIM_COLL_SENDRECV},
     };
     int i = parse_ci(s, coll_names, NSIM_COLL__COUNT);
     if (i >= 0) {
@@ -112,12 +116,61 @@ double nsim_coll_busbw_factor(nsim_coll c, uint32_t n)
     }
 }
 
+uint64_t nsim_coll_test_bytes(nsim_coll c, uint32_t n, uint32_t ts,
+                              uint64_t bytes, uint64_t *count)
+{
+    uint64_t cnt = bytes / ts;
+    if (c == NSIM_COLL_ALLGATHER || c == NSIM_COLL_REDUCESCATTER ||
+        c == NSIM_COLL_ALLTOALL) {
+        uint64_t per = (cnt / n) & ~(uint64_t)(16 / ts - 1);
+        *count = per;
+        return per * n * ts;
+    }
+    *count = cnt;
+    return cnt * ts;
+}
+
+const char *nsim_coll_test_name(nsim_coll c)
+{
+    static const char *const names[NSIM_COLL__COUNT] = {
+        "all_reduce_perf", "all_gather_perf", "reduce_scatter_perf",
+        "broadcast_perf",  "reduce_perf",     "sendrecv_perf",
+        "alltoall_perf"};
+    return (unsigned)c < NSIM_COLL__COUNT ? names[c] : "?";
+}
+
+/* nccl-tests prints "none" for the collectives that do not reduce (its
+ * sendrecv_perf passes the op through: hwdata 06 prints "sum"). */
+int nsim_coll_has_op(nsim_coll c)
+{
+    return c == NSIM_COLL_ALLREDUCE || c == NSIM_COLL_REDUCESCATTER ||
+           c == NSIM_COLL_REDUCE || c == NSIM_COLL_SENDRECV;
+}
+
+int nsim_coll_has_root(nsim_coll c)
+{
+    return c == NSIM_COLL_BROADCAST || c == NSIM_COLL_REDUCE;
+}
+
+static int is_p2p(nsim_coll c)
+{
+    return c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL;
+}
+
+uint64_t nsim_plan_wire_bytes(const nsim_plan *p, uint64_t payload)
+{
+    if (p->line_payload_bytes == 0)
+        return payload;
+    return (payload + p->line_payload_bytes - 1) / p->line_payload_bytes *
+           p->line_bytes;
+}
+
 void nsim_plan_destroy(nsim_plan *p)
 {
     if (p == NULL)
         return;
     if (p->lanes != NULL)
-        for (uint32_t i = 0; i < p->nchannels * p->nranks; i++)
+        for (uint32_t i = 0; i < p->nlanes; i++)
             free(p->lanes[i].ops);
     free(p->lanes);
     free(p->conns);
@@ -163,41 +216,103 @@ static double gpu_total_bw(nsim_topo *t, uint32_t dev)
     return nvl > pci ? nvl : pci;
 }
 
-uint32_t nsim_plan_default_channels(nsim_topo *t)
+
+/* NCCL's speed arrays (nccl-internals 2.2). */
+static const double speeds80[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5,
+                                  4,  3,  0};
+static const double speeds90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6,
+                                  3,  0};
+static const double speeds100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24,
+                                   20, 19, 18, 0};
+static const double inter80[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6,
+                                 5,  4,  3,  2.4, 1.2, 0.24, 0.12, 0};
+static const double inter90[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15,
+                                 12, 6,  3,  2.4, 1.2, 0.24, 0.12, 0};
+static const double inter100[] = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
+                                  20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24,
+                                  0.12, 0};
+
+static void graph_one_host(nsim_topo *t, uint32_t g0, nsim_plan_graph *g)
 {
-    uint32_t g0 = nsim_topo_rank_device(t, 0);
-    uint32_t sm = nsim_topo_device(t, g0)->sm;
-    if (nsim_topo_nhosts(t) > 1) {
-        /* one graph channel per NIC of a host (bw <= NIC speed), no
-         * duplication below 50 GB/s, then the postset doubling */
-        uint32_t nnic = 0;
-        for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
-            const nsim_device *dv = nsim_topo_device(t, d);
-            nnic += dv->type == NSIM_DEV_NIC &&
-                    dv->host == nsim_topo_device(t, g0)->host;
-        }
-        uint32_t n = 2 * (nnic ? nnic : 1);
-        return n > NSIM_MAX_CHANNELS ? NSIM_MAX_CHANNELS : n;
-    }
-    static const double speeds80[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5,
-                                      4,  3,  0};
-    static const double speeds90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6,
-                                      3,  0};
-    static const double speeds100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24,
-                                       20, 19, 18, 0};
-    const double *sp = sm >= 100 ? speeds100 : sm >= 90 ? speeds90 : speeds80;
+    const double *sp = g->sm >= 100 ? speeds100 : g->sm >= 90 ? speeds90
+                                                              : speeds80;
     double total = gpu_total_bw(t, g0);
     while (sp[1] != 0 && sp[0] > total)
         sp++;
     uint32_t n = (uint32_t)(total / sp[0]);
-    if (n == 0)
-        n = 1;
-    if (n > NSIM_MAX_CHANNELS / 2)
-        n = NSIM_MAX_CHANNELS / 2;
-    double bw = sp[0];
-    if (bw >= 25 && !(sm > 80 && bw < 50 && n > 4))
-        n *= 2; /* ncclTopoDupChannels */
-    n *= 2;     /* postset doubling */
+    g->nchannels = n ? n : 1;
+    g->bw_intra = g->bw_inter = sp[0];
+    if (sp[0] >= 25 && !(g->sm > 80 && sp[0] < 50 && n > 4)) {
+        g->nchannels *= 2; /* ncclTopoDupChannels */
+        g->bw_intra /= 2;
+        g->bw_inter /= 2;
+    }
+}
+
+/* Multi-host: one channel per NIC of a host at the fastest inter speed
+ * that the NIC and the GPU's NVLink share allow (no duplication below
+ * 50 GB/s on sm90). */
+static void graph_multi_host(nsim_topo *t, uint32_t g0, nsim_plan_graph *g)
+{
+    uint32_t nnic = 0;
+    double nic_bw = 0;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
+        const nsim_device *dv = nsim_topo_device(t, d);
+        if (dv->type == NSIM_DEV_NIC &&
+            dv->host == nsim_topo_device(t, g0)->host) {
+            nnic++;
+            nic_bw = dv->port_bw * (dv->nic_ports ? dv->nic_ports : 1) / 1e9;
+        }
+    }
+    nnic = nnic ? nnic : 1;
+    double cap = gpu_total_bw(t, g0) / nnic;
+    cap = nic_bw > 0 && nic_bw < cap ? nic_bw : cap;
+    const double *sp = g->sm >= 100 ? inter100 : g->sm >= 90 ? inter90
+                                                             : inter80;
+    while (sp[1] != 0 && sp[0] > cap)
+        sp++;
+    g->nchannels = nnic;
+    g->bw_intra = g->bw_inter = sp[0];
+}
+
+void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
+{
+    uint32_t g0 = nsim_topo_rank_device(t, 0);
+    memset(g, 0, sizeof *g);
+    g->nranks = nsim_topo_nranks(t);
+    g->nhosts = nsim_topo_nhosts(t);
+    g->sm = UINT32_MAX;
+    g->type_intra = NSIM_PATH_LOC;
+    g->nvswitch_nvls = 1;
+    for (uint32_t r = 0; r < g->nranks; r++) {
+        uint32_t d = nsim_topo_rank_device(t, r);
+        uint32_t sm = nsim_topo_device(t, d)->sm;
+        g->sm = sm < g->sm ? sm : g->sm;
+        uint32_t next = nsim_topo_rank_device(t, (r + 1) % g->nranks);
+        const nsim_route *rt;
+        if (r + 1 < g->nranks && nsim_topo_device(t, next)->host ==
+                                     nsim_topo_device(t, d)->host &&
+            nsim_topo_route(t, d, next, &rt, NULL) == NSIM_OK &&
+            rt->type > g->type_intra)
+            g->type_intra = rt->type;
+    }
+    uint32_t nvls = 0;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
+        const nsim_device *dv = nsim_topo_device(t, d);
+        nvls += dv->type == NSIM_DEV_NVSWITCH && dv->nvls;
+    }
+    g->nvswitch_nvls = nvls >= g->nhosts;
+    if (g->nhosts > 1)
+        graph_multi_host(t, g0, g);
+    else
+        graph_one_host(t, g0, g);
+}
+
+uint32_t nsim_plan_default_channels(nsim_topo *t)
+{
+    nsim_plan_graph g;
+    nsim_plan_graph_get(t, &g);
+    uint32_t n = 2 * g.nchannels; /* postset doubling (2.5) */
     return n > NSIM_MAX_CHANNELS ? NSIM_MAX_CHANNELS : n;
 }
 
@@ -394,22 +509,99 @@ static int allreduce_lane(const nsim_plan *p, uint32_t c, uint32_t pos,
     return NSIM_OK;
 }
 
+/* AllGather / ReduceScatter ring: n-1 steps per loop over every rank's
+ * block (nccl-internals 3.3). AllGather: send the own block, forward
+ * n-2 blocks (recvCopySend), receive the last; ReduceScatter: send the
+ * block of ring[pos-1], recvReduceSend n-2, recvReduceCopy the own. */
+static int agrs_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
+{
+    uint32_t n = p->nranks, ts = p->req.type_size;
+    int rs = p->req.coll == NSIM_COLL_REDUCESCATTER;
+    uint64_t block = p->req.bytes / n, count = p->chan_bytes[c] / ts;
+    uint64_t chunk_count = p->chunk_bytes / ts;
+    const uint32_t *ring = &p->ring[c * n];
+    for (uint64_t off = 0; off < count; off += chunk_count) {
+        int64_t ne = (int64_t)(count - off < chunk_count ? count - off
+                                                        : chunk_count);
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t who = rs ? ring[(pos + n - 1 - j) % n]
+                              : ring[(pos + n - j) % n];
+            uint8_t prim = j == 0       ? NSIM_PRIM_SEND
+                           : j == n - 1 ? NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT
+                                        : NSIM_PRIM_RECV | NSIM_PRIM_SEND;
+            if (j > 0 && j < n - 1)
+                prim |= rs ? NSIM_PRIM_REDUCE : NSIM_PRIM_COPY_OUT;
+            if (rs && j == n - 1)
+                prim |= NSIM_PRIM_REDUCE;
+            NSIM_TRY(push_chunk(p, b, prim, (uint16_t)j, who, off, ne,
+                                who * block + p->chan_offset[c]));
+        }
+    }
+    return NSIM_OK;
+}
+
+/* Broadcast / Reduce: a chain along the ring from the root (Broadcast:
+ * send, recvCopySend, recv) or to it (Reduce: send, recvReduceSend,
+ * recvReduceCopy), one chunk of one step at a time (nccl 3.3). */
+static int chain_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
+{
+    uint32_t n = p->nranks, ts = p->req.type_size, rootpos = 0;
+    int bc = p->req.coll == NSIM_COLL_BROADCAST;
+    while (p->ring[c * n + rootpos] != p->req.root)
+        rootpos++;
+    uint32_t k = bc ? (pos + n - rootpos) % n : (pos + 2 * n - rootpos - 1) % n;
+    uint8_t prim = k == 0       ? NSIM_PRIM_SEND
+                   : k == n - 1 ? NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT
+                                : NSIM_PRIM_RECV | NSIM_PRIM_SEND;
+    if (bc && k > 0 && k < n - 1)
+        prim |= NSIM_PRIM_COPY_OUT;
+    if (!bc && k > 0)
+        prim |= NSIM_PRIM_REDUCE;
+    uint64_t count = p->chan_bytes[c] / ts, chunk_count = p->chunk_bytes / ts;
+    for (uint64_t off = 0; off < count; off += chunk_count) {
+        int64_t ne = (int64_t)(count - off < chunk_count ? count - off
+                                                        : chunk_count);
+        NSIM_TRY(push_chunk(p, b, prim, (uint16_t)k, p->req.root, off, ne,
+                            p->chan_offset[c]));
+    }
+    return NSIM_OK;
+}
+
+/* Per-thread byte threshold under which NCCL drops a channel (2.8). */
+static uint64_t thread_threshold(const nsim_plan *p)
+{
+    switch (p->req.proto) {
+    case NSIM_PROTO_LL:
+        return 8ull * p->nranks; /* ring LL */
+    case NSIM_PROTO_LL128:
+        return 8;
+    default:
+        return 64;
+    }
+}
+
 /* Channels used for this size: NCCL drops channels while the payload
- * is below nc x nThreads x 64 B (Simple, nccl-internals 2.8), and the
- * buffer is split into contiguous 16-byte-aligned ranges. */
+ * is below nc x nThreads x threshold (nccl-internals 2.8), and the
+ * buffer (AllGather/ReduceScatter: each rank's block) is split into
+ * contiguous 16-byte-aligned ranges. */
 static int split_channels(nsim_plan *p)
 {
     uint32_t nc = p->nchannels;
-    while (nc > 1 && p->req.bytes < (uint64_t)nc * 512 * 64)
+    uint64_t thr = thread_threshold(p) * p->nthreads;
+    while (nc > 1 && p->req.bytes < (uint64_t)nc * thr)
         nc--;
     p->nchannels = nc;
     p->chan_offset = calloc(nc, sizeof *p->chan_offset);
     p->chan_bytes = calloc(nc, sizeof *p->chan_bytes);
     if (p->chan_offset == NULL || p->chan_bytes == NULL)
         return NSIM_ENOMEM;
-    uint64_t per = div_up(div_up(p->req.bytes, nc), 16) * 16, off = 0;
+    uint64_t total = p->req.bytes;
+    if (p->req.coll == NSIM_COLL_ALLGATHER ||
+        p->req.coll == NSIM_COLL_REDUCESCATTER)
+        total /= p->nranks;
+    uint64_t per = div_up(div_up(total, nc), 16) * 16, off = 0;
     for (uint32_t c = 0; c < nc; c++) {
-        uint64_t b = p->req.bytes - off < per ? p->req.bytes - off : per;
+        uint64_t b = total - off < per ? total - off : per;
         p->chan_offset[c] = off;
         p->chan_bytes[c] = b;
         off += b;
@@ -417,16 +609,53 @@ static int split_channels(nsim_plan *p)
     return NSIM_OK;
 }
 
+/* LL128 needs 128-byte store ordering: NVLink inside hosts and a
+ * GPU-NIC path NCCL trusts (nccl-internals 3.5). Returns the reason it
+ * is not allowed, or NULL. */
+const char *nsim_plan_ll128_refusal(nsim_topo *t)
+{
+    uint32_t n = nsim_topo_nranks(t);
+    const nsim_device *g0 = nsim_topo_device(t, nsim_topo_rank_device(t, 0));
+    for (uint32_t a = 0; a < n; a++) {
+        uint32_t da = nsim_topo_rank_device(t, a);
+        const nsim_device *ga = nsim_topo_device(t, da);
+        if (ga->sm < 70)
+            return "LL128 needs sm >= 70 (nccl-internals 3.5)";
+        if (ga->sm != g0->sm && (ga->sm < 90 || g0->sm < 90))
+            return "LL128 needs all GPUs of one generation or all sm >= 90 "
+                   "(nccl-internals 3.5)";
+        for (uint32_t b = 0; b < n; b++) {
+            const nsim_route *r;
+            uint32_t db = nsim_topo_rank_device(t, b);
+            if (a == b || ga->host != nsim_topo_device(t, db)->host)
+                continue;
+            if (nsim_topo_route(t, da, db, &r, NULL) != NSIM_OK ||
+                r->type > NSIM_PATH_NVB)
+                return "LL128 needs NVLink (path NVL or NVB) between the "
+                       "GPUs of a host; this topology has PCIe-only pairs "
+                       "(nccl-internals 3.5: typeIntra <= NVB)";
+        }
+    }
+    return NULL;
+}
+
 static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
 {
-    if (req->coll != NSIM_COLL_ALLREDUCE)
+    if ((unsigned)req->coll >= NSIM_COLL__COUNT ||
+        (unsigned)req->proto >= NSIM_PROTO__COUNT)
+        return NSIM_ERR(err, NSIM_EINVAL, "bad collective or protocol");
+    NSIM_TRY(nsim_tune_check(t, req->coll, req->algo, req->proto, err));
+    if (req->algo != NSIM_ALGO_RING)
         return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "collective %s: this planner builds allreduce only",
-                        nsim_coll_name(req->coll));
-    if (req->proto != NSIM_PROTO_SIMPLE)
+                        "algorithm %s: NCCL would run it here, but this "
+                        "planner builds Ring only (trees and NVLS: to do)",
+                        nsim_algo_name(req->algo));
+    if (is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
         return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "protocol %s: this planner builds Simple only",
-                        nsim_proto_name(req->proto));
+                        "protocol %s: %s runs Simple (NCCL uses LL for "
+                        "point-to-point only below 16 KiB per part, "
+                        "nccl-internals 2.7; not modelled)",
+                        nsim_proto_name(req->proto), nsim_coll_name(req->coll));
     if (req->type_size == 0 || req->bytes % req->type_size != 0)
         return NSIM_ERR(err, NSIM_EINVAL,
                         "size %llu is not a multiple of the type size %u",
@@ -448,6 +677,9 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "a ring needs at least 2 GPUs, the topology has %u",
                         nsim_topo_nranks(t));
+    if (req->root >= nsim_topo_nranks(t))
+        return NSIM_ERR(err, NSIM_EINVAL, "root %u: expected a rank 0..%u",
+                        req->root, nsim_topo_nranks(t) - 1);
     return NSIM_OK;
 }
 
@@ -455,6 +687,7 @@ static int build_conns(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks;
     p->nconns = p->nchannels * n;
+    p->nlanes = p->nchannels * n;
     p->conns = calloc(p->nconns, sizeof *p->conns);
     p->lanes = calloc((size_t)p->nchannels * n, sizeof *p->lanes);
     if (p->conns == NULL || p->lanes == NULL)
@@ -465,12 +698,27 @@ static int build_conns(nsim_topo *t, nsim_plan *p, nsim_err *err)
             uint32_t from = ring[i], to = ring[(i + 1) % n];
             uint32_t id = c * n + i;
             NSIM_TRY(make_conn(t, &p->req, c, from, to, &p->conns[id], err));
+            p->conns[id].send_lane = c * n + from;
+            p->conns[id].recv_lane = c * n + to;
             p->lanes[c * n + from].send_conn = id;
             p->lanes[c * n + to].recv_conn = id;
             p->lanes[c * n + from].channel = c;
             p->lanes[c * n + from].rank = from;
         }
     return NSIM_OK;
+}
+
+static int ring_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
+{
+    switch (p->req.coll) {
+    case NSIM_COLL_ALLREDUCE:
+        return allreduce_lane(p, c, pos, b);
+    case NSIM_COLL_ALLGATHER:
+    case NSIM_COLL_REDUCESCATTER:
+        return agrs_lane(p, c, pos, b);
+    default:
+        return chain_lane(p, c, pos, b);
+    }
 }
 
 static int build_ops(nsim_plan *p, nsim_err *err)
@@ -480,7 +728,7 @@ static int build_ops(nsim_plan *p, nsim_err *err)
         for (uint32_t pos = 0; pos < n; pos++) {
             nsim_plan_lane *l = &p->lanes[c * n + p->ring[c * n + pos]];
             op_buf b = {0};
-            if (allreduce_lane(p, c, pos, &b) != NSIM_OK) {
+            if (ring_lane(p, c, pos, &b) != NSIM_OK) {
                 free(b.ops);
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
             }
@@ -490,44 +738,290 @@ static int build_ops(nsim_plan *p, nsim_err *err)
     return NSIM_OK;
 }
 
+/* The cut of each protocol (nccl-internals 3.2-3.4): slot (step) size,
+ * payload per chunk and slice, threads per block, line format. */
+static void set_cut(nsim_plan *p)
+{
+    nsim_coll c = p->req.coll;
+    int ring_simple = c == NSIM_COLL_ALLREDUCE || c == NSIM_COLL_ALLGATHER ||
+                      c == NSIM_COLL_REDUCESCATTER;
+    p->chunk_steps = p->slice_steps = 1;
+    p->nthreads = 512;
+    switch (p->req.proto) {
+    case NSIM_PROTO_LL: /* 64 KiB slots carrying 32 KiB of data */
+        p->step_bytes = 32768;
+        p->line_bytes = 16;
+        p->line_payload_bytes = 8;
+        break;
+    case NSIM_PROTO_LL128: /* 614,400-byte slots carrying 576,000 */
+        p->step_bytes = 576000;
+        p->line_bytes = 128;
+        p->line_payload_bytes = 120;
+        p->nthreads = 640;
+        break;
+    default:
+        p->step_bytes = p->req.buffsize / NSIM_NCCL_STEPS;
+        if (ring_simple) {
+            p->chunk_steps = NSIM_NCCL_STEPS / 2;
+            p->slice_steps = NSIM_NCCL_STEPS / 4;
+        }
+        break;
+    }
+    p->slice_bytes = p->step_bytes * p->slice_steps;
+    p->chunk_bytes = p->step_bytes * p->chunk_steps;
+}
+
+static int build_rings(nsim_topo *t, nsim_plan *p, nsim_err *err)
+{
+    host_list hl = {0};
+    int rc = NSIM_OK;
+    if (group_hosts(t, &hl) != NSIM_OK)
+        rc = NSIM_ENOMEM;
+    p->nhosts = hl.nhosts;
+    p->ring = malloc((size_t)p->nchannels * p->nranks * sizeof *p->ring);
+    if (rc == NSIM_OK && p->ring == NULL)
+        rc = NSIM_ENOMEM;
+    for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++)
+        build_ring(&hl, c, &p->ring[c * p->nranks]);
+    free(hl.ranks);
+    free(hl.start);
+    if (rc != NSIM_OK)
+        return NSIM_ERR(err, rc, "planner: out of memory");
+    return NSIM_OK;
+}
+
+/* ---- point-to-point collectives (nccl-internals 2.7) ---------------- */
+
+static uint32_t pow2_up(uint32_t x)
+{
+    uint32_t v = 1;
+    while (v < x)
+        v <<= 1;
+    return v;
+}
+
+static uint32_t bit_reverse(uint32_t v, uint32_t nbits)
+{
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < nbits; i++)
+        r |= ((v >> i) & 1u) << (nbits - 1 - i);
+    return r;
+}
+
+/* Channels NCCL gives one peer: 2 per NVLink of the path, 2 over PCIe,
+ * NCCL_NCHANNELS_PER_NET_PEER or the NIC path's bandwidth over 14 GB/s
+ * (NCCL_P2P_PER_CHANNEL_NET_BW) over the network. */
+static uint32_t peer_channels(nsim_topo *t, const nsim_plan_req *req,
+                              uint32_t a, uint32_t b)
+{
+    uint32_t da = nsim_topo_rank_device(t, a), db = nsim_topo_rank_device(t, b);
+    const nsim_route *r;
+    if (nsim_topo_route(t, da, db, &r, NULL) != NSIM_OK)
+        return 1;
+    if (r->type == NSIM_PATH_NVL || r->type == NSIM_PATH_NVB) {
+        /* pathBw / perLinkNvlBw: the NVLinks of the GPU's first hop */
+        uint32_t links = nsim_topo_link(t, r->links[0])->count;
+        return 2 * (links > 1 ? links : 1);
+    }
+    if (r->type != NSIM_PATH_NET)
+        return 2;
+    if (req->net_peer_channels)
+        return req->net_peer_channels;
+    uint32_t nic;
+    const nsim_route *nr;
+    if (nearest_nic(t, da, &nic, NULL) != NSIM_OK ||
+        nsim_topo_route(t, da, nic, &nr, NULL) != NSIM_OK)
+        return 2;
+    uint32_t n = (uint32_t)div_up((uint64_t)(nr->bw / 1e9 + 0.5), 14);
+    return n ? n : 1;
+}
+
+typedef struct p2p_cut {
+    uint32_t nch, nbits, parts;
+    uint64_t peer_bytes, part_bytes, chunk;
+} p2p_cut;
+
+static void p2p_plan_cut(nsim_topo *t, nsim_plan *p, p2p_cut *k)
+{
+    uint32_t n = p->nranks, a2a = p->req.coll == NSIM_COLL_ALLTOALL;
+    uint32_t comm = p->nchannels < 64 ? p->nchannels : 64, per = UINT32_MAX;
+    k->nch = pow2_up(comm);
+    for (k->nbits = 0; (1u << k->nbits) < k->nch; k->nbits++)
+        ;
+    for (uint32_t r = 0; r < n; r++)
+        for (uint32_t q = 0; q < n; q++)
+            if (q != r && (a2a || q == (r + 1) % n)) {
+                uint32_t c = peer_channels(t, &p->req, r, q);
+                per = c < per ? c : per;
+            }
+    per = pow2_up(per);
+    if (p->nhosts > 1 && p->req.net_peer_channels == 0)
+        while (per > 1 && per * div_up(n, 8) > k->nch)
+            per /= 2;
+    uint32_t nmin = per;
+    while (nmin > 1 && nmin * n > k->nch)
+        nmin /= 2;
+    int all_nvl = 1;
+    for (uint32_t c = 0; c < p->nconns; c++)
+        all_nvl &= p->conns[c].path == NSIM_PATH_NVL;
+    uint64_t step = p->nhosts > 1 ? 128 << 10 : all_nvl ? 512 << 10 : 128 << 10;
+    if (step > p->req.buffsize / NSIM_NCCL_STEPS)
+        step = p->req.buffsize / NSIM_NCCL_STEPS;
+    uint64_t min_part = p->nhosts > 1 ? step / 2 : step / 8;
+    uint64_t max_part = p->nhosts > 1 ? step : 32 * step;
+    k->peer_bytes = a2a ? p->req.bytes / n : p->req.bytes;
+    uint64_t parts = div_up(k->peer_bytes, min_part);
+    parts = parts < nmin ? parts : nmin;
+    parts = parts ? parts : 1;
+    while (div_up(k->peer_bytes, parts) > max_part && parts <= per / 2)
+        parts *= 2;
+    k->parts = (uint32_t)(parts < k->nch ? parts : k->nch);
+    k->part_bytes = div_up(div_up(k->peer_bytes, k->parts), 16) * 16;
+    k->chunk = step;
+}
+
+/* One lane of ops moving len bytes from off in pieces of chunk. */
+static int p2p_lane(nsim_plan_lane *l, uint8_t prim, uint32_t peer,
+                    uint64_t off, uint64_t len, uint64_t chunk)
+{
+    op_buf b = {0};
+    uint64_t done = 0;
+    do {
+        uint64_t n = len - done < chunk ? len - done : chunk;
+        nsim_plan_op op = {prim, 0, 0, peer, off + done, n};
+        if (push_op(&b, op) != NSIM_OK) {
+            free(b.ops);
+            return NSIM_ENOMEM;
+        }
+        done += n;
+    } while (done < len);
+    l->ops = b.ops;
+    l->nops = b.n;
+    return NSIM_OK;
+}
+
+/* Over the network the chunk shrinks for small parts (nccl 2.7). */
+static uint64_t net_chunk(const p2p_cut *k)
+{
+    if (k->part_bytes < k->chunk)
+        return k->chunk / 4;
+    if (k->part_bytes < 8 * k->chunk)
+        return k->chunk / 2;
+    return k->chunk;
+}
+
+static int p2p_pair(nsim_topo *t, nsim_plan *p, const p2p_cut *k,
+                    uint32_t src, uint32_t round, nsim_err *err)
+{
+    uint32_t n = p->nranks, dst = (src + round) % n;
+    for (uint32_t part = 0; part < k->parts; part++) {
+        uint64_t off = (uint64_t)part * k->part_bytes, len = 0;
+        if (off < k->peer_bytes)
+            len = k->peer_bytes - off < k->part_bytes ? k->peer_bytes - off
+                                                      : k->part_bytes;
+        uint32_t ch = (bit_reverse(round, k->nbits) + part) % k->nch;
+        uint64_t base = p->req.coll == NSIM_COLL_ALLTOALL
+                            ? (uint64_t)dst * k->peer_bytes : 0;
+        nsim_plan_lane *sl = &p->lanes[p->nlanes++];
+        *sl = (nsim_plan_lane){ch, src, UINT32_MAX, UINT32_MAX, 0, NULL};
+        if (round == 0) { /* the rank's own block: a local copy */
+            if (p2p_lane(sl, NSIM_PRIM_COPY_OUT, src, base + off, len,
+                         k->chunk) != NSIM_OK)
+                return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+            continue;
+        }
+        nsim_plan_lane *rl = &p->lanes[p->nlanes++];
+        *rl = (nsim_plan_lane){ch, dst, UINT32_MAX, UINT32_MAX, 0, NULL};
+        uint32_t id = p->nconns++;
+        nsim_plan_conn *c = &p->conns[id];
+        NSIM_TRY(make_conn(t, &p->req, ch, src, dst, c, err));
+        c->send_lane = (uint32_t)(sl - p->lanes);
+        c->recv_lane = (uint32_t)(rl - p->lanes);
+        sl->send_conn = rl->recv_conn = id;
+        uint64_t chunk = c->transport == NSIM_TRANSPORT_NET ? net_chunk(k)
+                                                            : k->chunk;
+        if (p2p_lane(sl, NSIM_PRIM_SEND, dst, base + off, len, chunk) ||
+            p2p_lane(rl, NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT, src,
+                     (uint64_t)src * k->peer_bytes + off, len, chunk))
+            return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+    }
+    return NSIM_OK;
+}
+
+/* SendRecv (rank r sends to r+1, as nccl-tests) and AllToAll (round r:
+ * send to rank+r, receive from rank-r; round 0 is the local copy): each
+ * transfer in parts on channels base(round)+part, base the bit-reversed
+ * round (nccl-internals 2.7); a part is a send lane on the sender and a
+ * receive lane on the receiver. Both halves of a channel's block are
+ * modelled as separate lanes, each at the per-SM rate. */
+static int build_p2p(nsim_topo *t, nsim_plan *p, nsim_err *err)
+{
+    host_list hl = {0};
+    p2p_cut k;
+    uint32_t n = p->nranks, a2a = p->req.coll == NSIM_COLL_ALLTOALL;
+    if (group_hosts(t, &hl) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+    p->nhosts = hl.nhosts;
+    free(hl.ranks);
+    free(hl.start);
+    /* a first connection tells whether all pairs are NVLink */
+    p->conns = calloc(1, sizeof *p->conns);
+    if (p->conns == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+    p->nconns = 0;
+    for (uint32_t r = 1; r < n && (a2a || r == 1); r++) {
+        NSIM_TRY(make_conn(t, &p->req, 0, 0, r, &p->conns[0], err));
+        p->nconns = 1;
+        if (p->conns[0].path != NSIM_PATH_NVL)
+            break;
+    }
+    p2p_plan_cut(t, p, &k);
+    free(p->conns);
+    p->nconns = 0;
+    p->nchannels = k.nch;
+    p->step_bytes = p->slice_bytes = p->chunk_bytes = k.chunk;
+    p->parts_per_peer = k.parts;
+    uint32_t rounds = a2a ? n : 1, maxl = n * rounds * k.parts * 2;
+    p->conns = calloc(maxl, sizeof *p->conns);
+    p->lanes = calloc(maxl, sizeof *p->lanes);
+    p->ring = calloc((size_t)k.nch * n, sizeof *p->ring);
+    p->chan_offset = calloc(k.nch, sizeof *p->chan_offset);
+    p->chan_bytes = calloc(k.nch, sizeof *p->chan_bytes);
+    if (!p->conns || !p->lanes || !p->ring || !p->chan_offset || !p->chan_bytes)
+        return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+    for (uint32_t c = 0; c < k.nch; c++)
+        for (uint32_t i = 0; i < n; i++)
+            p->ring[c * n + i] = i;
+    for (uint32_t src = 0; src < n; src++)
+        for (uint32_t r = a2a ? 0 : 1; r < (a2a ? n : 2); r++)
+            NSIM_TRY(p2p_pair(t, p, &k, src, r, err));
+    return NSIM_OK;
+}
+
 int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
                     nsim_err *err)
 {
     NSIM_TRY(check_req(t, req, err));
     nsim_plan *p = calloc(1, sizeof *p);
-    host_list hl = {0};
-    int rc = NSIM_ENOMEM;
+    int rc;
     if (p == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     p->req = *req;
     p->nranks = nsim_topo_nranks(t);
     p->nchannels = req->nchannels ? req->nchannels
                                   : nsim_plan_default_channels(t);
-    p->chunk_steps = NSIM_NCCL_STEPS / 2;
-    p->slice_steps = NSIM_NCCL_STEPS / 4;
-    p->step_bytes = req->buffsize / NSIM_NCCL_STEPS;
-    p->slice_bytes = p->step_bytes * p->slice_steps;
-    p->chunk_bytes = p->step_bytes * p->chunk_steps;
-    if (group_hosts(t, &hl) != NSIM_OK || split_channels(p) != NSIM_OK)
-        goto fail_oom;
-    p->nhosts = hl.nhosts;
-    p->ring = malloc((size_t)p->nchannels * p->nranks * sizeof *p->ring);
-    if (p->ring == NULL)
-        goto fail_oom;
-    for (uint32_t c = 0; c < p->nchannels; c++)
-        build_ring(&hl, c, &p->ring[c * p->nranks]);
-    if ((rc = build_conns(t, p, err)) != NSIM_OK ||
-        (rc = build_ops(p, err)) != NSIM_OK)
-        goto fail;
-    free(hl.ranks);
-    free(hl.start);
+    set_cut(p);
+    if (is_p2p(req->coll))
+        rc = build_p2p(t, p, err);
+    else if (split_channels(p) != NSIM_OK)
+        rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+    else if ((rc = build_rings(t, p, err)) == NSIM_OK &&
+             (rc = build_conns(t, p, err)) == NSIM_OK)
+        rc = build_ops(p, err);
+    if (rc != NSIM_OK) {
+        nsim_plan_destroy(p);
+        return rc;
+    }
     *out = p;
     return NSIM_OK;
-fail_oom:
-    rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
-fail:
-    free(hl.ranks);
-    free(hl.start);
-    nsim_plan_destroy(p);
-    return rc;
 }

@@ -42,7 +42,12 @@ typedef enum nsim_proto {
     NSIM_PROTO__COUNT
 } nsim_proto;
 
-typedef enum nsim_algo { NSIM_ALGO_RING, NSIM_ALGO__COUNT } nsim_algo;
+typedef enum nsim_algo {
+    NSIM_ALGO_RING,
+    NSIM_ALGO_TREE,
+    NSIM_ALGO_NVLS,
+    NSIM_ALGO__COUNT
+} nsim_algo;
 
 typedef enum nsim_transport {
     NSIM_TRANSPORT_P2P, /* GPU stores over NVLink or PCIe */
@@ -76,6 +81,7 @@ typedef struct nsim_plan_conn {
     nsim_path_type path;  /* route type between the GPUs */
     uint32_t send_nic, recv_nic; /* NIC device ids (NET) or UINT32_MAX */
     uint32_t nqps;
+    uint32_t send_lane, recv_lane; /* indices into lanes */
 } nsim_plan_conn;
 
 /* The work of one rank on one channel. */
@@ -96,25 +102,55 @@ typedef struct nsim_plan_req {
     uint32_t qps_per_conn;
     uint64_t buffsize;      /* Simple buffer per connection */
     nsim_channel_mode channel_mode;
+    uint32_t root;          /* Broadcast / Reduce root rank */
+    uint32_t net_peer_channels; /* NCCL_NCHANNELS_PER_NET_PEER, 0: auto */
 } nsim_plan_req;
 
 typedef struct nsim_plan {
     nsim_plan_req req;
     uint32_t nranks, nhosts, nchannels;
-    uint64_t step_bytes, slice_bytes, chunk_bytes;
+    uint64_t step_bytes, slice_bytes, chunk_bytes; /* payload bytes */
     uint32_t chunk_steps, slice_steps;
+    uint32_t nthreads;   /* threads per channel's block (nccl 3.4) */
+    uint32_t line_bytes, line_payload_bytes; /* LL 16/8, LL128 128/120,
+                                              * Simple 0/0: no lines */
     uint32_t *ring;     /* nchannels x nranks: ring order per channel */
     uint64_t *chan_offset, *chan_bytes; /* per channel byte range */
     nsim_plan_conn *conns;
     uint32_t nconns;
-    nsim_plan_lane *lanes; /* nchannels x nranks, [c * nranks + rank] */
+    /* Ring collectives: nchannels x nranks lanes, [c * nranks + rank].
+     * Point-to-point collectives: a send lane and a receive lane per
+     * (rank, peer, part), in any order (channel and rank name them). */
+    nsim_plan_lane *lanes;
+    uint32_t nlanes;
+    uint32_t parts_per_peer; /* SendRecv / AllToAll: channels per peer */
 } nsim_plan;
+
+/* Bytes on the wire for a payload: LL carries 8 data bytes per 16-byte
+ * line, LL128 120 per 128-byte line (nccl-internals 3.1). */
+uint64_t nsim_plan_wire_bytes(const nsim_plan *p, uint64_t payload);
 
 /* Builds the plan; errors (a ring that cannot be formed, an unsupported
  * collective) name the constraint. */
 NSIM_NODISCARD int nsim_plan_build(nsim_topo *topo, const nsim_plan_req *req,
                                    nsim_plan **out, nsim_err *err);
 void nsim_plan_destroy(nsim_plan *p);
+
+/* Why LL128 is not allowed on this topology (nccl-internals 3.5), or
+ * NULL when it is. */
+const char *nsim_plan_ll128_refusal(nsim_topo *topo);
+
+/* What NCCL's ring graph search finds (nccl-internals 2.2, short cut):
+ * graph channels and per-channel bandwidth (GB/s, NCCL units), the
+ * intra-host path type, hosts, ranks and the lowest sm. */
+typedef struct nsim_plan_graph {
+    uint32_t nchannels;
+    double bw_intra, bw_inter;
+    nsim_path_type type_intra;
+    uint32_t nhosts, nranks, sm;
+    int nvswitch_nvls; /* every host has an NVLS-capable NVSwitch */
+} nsim_plan_graph;
+void nsim_plan_graph_get(nsim_topo *topo, nsim_plan_graph *g);
 
 /* Channel count NCCL would use on this topology (nccl 2.2, 2.5). */
 uint32_t nsim_plan_default_channels(nsim_topo *topo);
@@ -133,5 +169,16 @@ int nsim_algo_parse(const char *s, nsim_algo *out);
 
 /* nccl-tests' busbw factor (nccl 8.2). */
 double nsim_coll_busbw_factor(nsim_coll c, uint32_t nranks);
+
+/* nccl-tests' buffer size for a requested size (nccl 8.2): AllGather,
+ * ReduceScatter and AllToAll round each rank's (or peer's) block down to
+ * a multiple of 16 bytes; *count gets nccl-tests' count column. */
+uint64_t nsim_coll_test_bytes(nsim_coll c, uint32_t nranks, uint32_t type_size,
+                              uint64_t bytes, uint64_t *count);
+/* nccl-tests' test binary name, e.g. "all_reduce_perf". */
+const char *nsim_coll_test_name(nsim_coll c);
+/* 1 if the collective reduces (has a redop column), 1 for rooted ones. */
+int nsim_coll_has_op(nsim_coll c);
+int nsim_coll_has_root(nsim_coll c);
 
 #endif

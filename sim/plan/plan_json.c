@@ -88,7 +88,7 @@ int nsim_plan_to_json(const nsim_plan *p, const nsim_topo *t, char **out,
     for (uint32_t i = 0; conns && i < p->nconns; i++)
         cJSON_AddItemToArray(conns, conn_json(&p->conns[i], t));
     cJSON *lanes = cJSON_AddArrayToObject(root, "lanes");
-    for (uint32_t i = 0; lanes && i < p->nchannels * p->nranks; i++)
+    for (uint32_t i = 0; lanes && i < p->nlanes; i++)
         cJSON_AddItemToArray(lanes, lane_json(&p->lanes[i]));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

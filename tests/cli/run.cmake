@@ -62,3 +62,59 @@ nsim_expect(cli.run.stats 0 CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M
 nsim_expect(cli.run.debug 0 CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M
             -e 1M --debug
             OUT "NCCL INFO Channel 00/02 : 0 1 3 2\n.*\\[send\\] via NET/IB/0/GDRDMA.*CA 'h0.nic'.*QPN 0x")
+
+# every nccl-tests collective end to end (4 GPUs over NVLink and IB)
+foreach(c all_gather_perf reduce_scatter_perf broadcast_perf reduce_perf
+          sendrecv_perf alltoall_perf)
+  nsim_expect(cli.run.coll_${c} 0
+              CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective ${c}
+                  -b 1M -e 4M -f 4
+              OUT "${c} on.*\n.*\n.*\n.*\n.*\n +1048576 .*\n +4194304 ")
+endforeach()
+nsim_expect(cli.run.coll_columns 0
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective reduce
+                -r 2 -d double -o max -b 1M -e 1M
+            OUT "1048576 +131072 +double +max +2 ")
+nsim_expect(cli.run.allgather_16B_rounding 0
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective allgather
+                -b 1000 -e 1000
+            OUT "\n +960 +60 +float +none +-1 ")
+nsim_expect(cli.run.ignored_flags_note 0
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M -e 1M -n 50
+                -w 5 -c 0 -g 1 -t 1 -z 0
+            ERR "note: -n 50 ignored.*note: -w 5.*-c 0.*-g 1.*-t 1.*-z 0")
+nsim_expect(cli.run.bad_root 1
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective reduce
+                -r 9 -b 1M -e 1M --json bad_root.json
+            ERR "root 9: expected a rank 0..3" NO_FILE bad_root.json)
+nsim_expect(cli.run.bad_dtype 1
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json -d float7 -b 1M
+                -e 1M --json bad_dtype.json
+            ERR "-d: datatype: expected" NO_FILE bad_dtype.json)
+nsim_expect(cli.run.bad_op 1
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json -o mean -b 1M -e 1M
+            ERR "-o: op: expected sum")
+nsim_expect(cli.run.bad_collective 2
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective gather
+            ERR "--collective: expected")
+nsim_expect(cli.run.ll128_pcie_refused 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/pcie-2gpu-ll128.json
+                --json ll128.json
+            ERR "LL128 is not allowed on this topology: LL128 needs NVLink"
+            NO_FILE ll128.json)
+nsim_expect(cli.run.tree_allgather_refused 1
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --collective
+                allgather --algo Tree -b 1M -e 1M --json tree_ag.json
+            ERR "Tree: NCCL runs trees for allreduce only" NO_FILE tree_ag.json)
+nsim_expect(cli.run.nvls_a100_refused 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/pcie-2gpu-ll128.json
+                --algo NVLS --proto Simple
+            ERR "NVLS needs sm >= 90")
+nsim_expect(cli.run.tuning 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --proto LL -b 8
+                -e 8 --tuning
+            OUT "\n +8 +2 +float +sum .* Ring/LL +1  nccl +15.00\n")
+nsim_expect(cli.run.analytic 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --mode analytic
+                -b 1G -e 1G
+            OUT "\n +1073741824 +268435456 +float +sum +-1 +5275.58 ")

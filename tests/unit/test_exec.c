@@ -273,6 +273,75 @@ static void test_net_knobs(void)
     nsim_topo_destroy(t);
 }
 
+/* Time (ps) and payload moved by one collective with a protocol. */
+static nsim_time run_coll(nsim_topo *t, nsim_coll c, nsim_proto proto,
+                          uint64_t bytes, uint32_t nch, uint64_t *moved)
+{
+    nsim_err err = {0};
+    nsim_plan *p = NULL;
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    nsim_plan_req r = {c, NSIM_ALGO_RING, proto, bytes, 4, nch, 1, 4u << 20,
+                       NSIM_CHANNEL_DEDICATED, 0, 0};
+    nsim_exec_opts o = {1, 0};
+    nsim_exec_result res;
+    if (nsim_plan_build(t, &r, &p, &err) != NSIM_OK ||
+        nsim_exec_run(t, p, &prm, &o, &res, &err) != NSIM_OK) {
+        fprintf(stderr, "\n  %s\n", err.msg);
+        nsim_plan_destroy(p);
+        return 0;
+    }
+    if (moved != NULL)
+        *moved = res.bytes_moved;
+    nsim_exec_result_free(&res);
+    nsim_plan_destroy(p);
+    return res.time_ps;
+}
+
+/* LL's flag polling makes small messages fast; its 50 % lines halve the
+ * bandwidth of large ones, where Simple wins (hwdata 15, nccl 3.1). */
+static void test_protocols_small_and_large(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_time s8 = run_coll(t, NSIM_COLL_ALLREDUCE, NSIM_PROTO_SIMPLE, 8, 0,
+                            NULL);
+    nsim_time l8 = run_coll(t, NSIM_COLL_ALLREDUCE, NSIM_PROTO_LL, 8, 0, NULL);
+    nsim_time m8 = run_coll(t, NSIM_COLL_ALLREDUCE, NSIM_PROTO_LL128, 8, 0,
+                            NULL);
+    CU_ASSERT(l8 > 0 && l8 < m8 && m8 < s8);
+    nsim_time sl = run_coll(t, NSIM_COLL_ALLREDUCE, NSIM_PROTO_SIMPLE,
+                            32u << 20, 0, NULL);
+    nsim_time ll = run_coll(t, NSIM_COLL_ALLREDUCE, NSIM_PROTO_LL, 32u << 20,
+                            0, NULL);
+    CU_ASSERT(sl > 0 && ll > (nsim_time)(1.5 * (double)sl));
+    nsim_topo_destroy(t);
+}
+
+/* Every collective moves the payload its pattern implies, end to end on
+ * the seed example (NVLink and IB): ring AG/RS (n-1) x S, chain
+ * Broadcast/Reduce (n-1) x S, SendRecv n x S, AllToAll n(n-1)/n x S. */
+static void test_collectives_conserve_bytes(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "seed-4gpu.topo.json", &t, &err));
+    const uint64_t S = 1u << 20;
+    const struct {
+        nsim_coll c;
+        uint64_t moved;
+    } want[] = {{NSIM_COLL_ALLGATHER, 3 * S},   {NSIM_COLL_REDUCESCATTER, 3 * S},
+                {NSIM_COLL_BROADCAST, 3 * S},   {NSIM_COLL_REDUCE, 3 * S},
+                {NSIM_COLL_SENDRECV, 4 * S},    {NSIM_COLL_ALLTOALL, 3 * S}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        uint64_t moved = 0;
+        CU_ASSERT(run_coll(t, want[i].c, NSIM_PROTO_SIMPLE, S, 2, &moved) > 0);
+        CU_ASSERT_EQUAL(moved, want[i].moved);
+    }
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_exec[] = {
     {"NET knobs: split data, shared comms, adaptive routing", test_net_knobs},
     {"ideal links match the alpha-beta formula",
@@ -282,5 +351,7 @@ CU_TestInfo nsim_test_exec[] = {
     {"more QPs never lose bytes", test_qps_never_lose_bytes},
     {"seed example: two channels, two halves", test_seed_example_halves},
     {"same seed, same result", test_same_seed_same_result},
+    {"LL fast when small, Simple when large", test_protocols_small_and_large},
+    {"collectives conserve bytes", test_collectives_conserve_bytes},
     CU_TEST_INFO_NULL,
 };

@@ -10,6 +10,7 @@
 
 #include "nsim_test.h"
 #include "sim/plan/plan.h"
+#include "sim/plan/tune.h"
 
 #define SCEN NSIM_SOURCE_DIR "/scenarios/"
 
@@ -140,6 +141,282 @@ static void test_default_channels(void)
     nsim_topo_destroy(t);
 }
 
+
+static nsim_plan *plan_of(nsim_topo *t, nsim_coll c, uint64_t bytes,
+                          uint32_t nch, uint32_t root)
+{
+    nsim_err err = {0};
+    nsim_plan *p = NULL;
+    nsim_plan_req r = req_of(bytes, nch);
+    r.coll = c;
+    r.root = root;
+    if (nsim_plan_build(t, &r, &p, &err) != NSIM_OK) {
+        fprintf(stderr, "plan: %s\n", err.msg);
+        return NULL;
+    }
+    return p;
+}
+
+typedef struct lane_count {
+    uint32_t sends, recvs;
+    uint64_t sent, rcvd;
+} lane_count;
+
+static lane_count count_lane(const nsim_plan_lane *l)
+{
+    lane_count k = {0};
+    for (uint32_t i = 0; i < l->nops; i++) {
+        if (l->ops[i].prim & NSIM_PRIM_SEND) {
+            k.sends++;
+            k.sent += l->ops[i].bytes;
+        }
+        if (l->ops[i].prim & NSIM_PRIM_RECV) {
+            k.recvs++;
+            k.rcvd += l->ops[i].bytes;
+        }
+    }
+    return k;
+}
+
+/* AllGather / ReduceScatter, 8 ranks, 1 channel, 64 MiB (8 MiB blocks):
+ * chunks of 2 MiB -> 4 loops of n = 8 primitives x 2 slices; n-1 = 7
+ * sends and receives per loop; each rank sends (n-1)/n of the buffer. */
+static void test_allgather_reducescatter_hand_count(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    for (int rs = 0; rs < 2; rs++) {
+        nsim_plan *p = plan_of(t, rs ? NSIM_COLL_REDUCESCATTER
+                                     : NSIM_COLL_ALLGATHER,
+                               64u << 20, 1, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        CU_ASSERT_EQUAL(p->chunk_steps, 4);
+        CU_ASSERT_EQUAL(p->slice_steps, 2);
+        CU_ASSERT_EQUAL(p->chan_bytes[0], 8u << 20);
+        for (uint32_t rank = 0; rank < 8; rank++) {
+            const nsim_plan_lane *l = &p->lanes[rank];
+            lane_count k = count_lane(l);
+            CU_ASSERT_EQUAL(l->nops, 4 * 8 * 2);
+            CU_ASSERT_EQUAL(k.sends, 4 * 7 * 2);
+            CU_ASSERT_EQUAL(k.recvs, 4 * 7 * 2);
+            CU_ASSERT_EQUAL(k.sent, 7ull * (8u << 20));
+            CU_ASSERT_EQUAL(k.rcvd, k.sent);
+            CU_ASSERT_EQUAL(l->ops[0].prim, NSIM_PRIM_SEND);
+            CU_ASSERT_EQUAL(l->ops[l->nops - 1].prim,
+                            NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT |
+                                (rs ? NSIM_PRIM_REDUCE : 0));
+            /* AllGather's first send is the rank's own block;
+             * ReduceScatter's last receive is */
+            CU_ASSERT_EQUAL(rs ? l->ops[l->nops - 1].chunk : l->ops[0].chunk,
+                            rank);
+        }
+        nsim_plan_destroy(p);
+    }
+    nsim_topo_destroy(t);
+}
+
+/* Broadcast / Reduce from/to root 3, 4 MiB on 1 channel: chunks of one
+ * 512 KiB step -> 8 ops per rank; the chain's far end sends nothing and
+ * 7 x 4 MiB cross connections. */
+static void test_broadcast_reduce_hand_count(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    for (int red = 0; red < 2; red++) {
+        nsim_plan *p = plan_of(t, red ? NSIM_COLL_REDUCE : NSIM_COLL_BROADCAST,
+                               4u << 20, 1, 3);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        CU_ASSERT_EQUAL(p->chunk_bytes, 512 * 1024);
+        CU_ASSERT_EQUAL(p->slice_steps, 1);
+        uint64_t total = 0;
+        for (uint32_t rank = 0; rank < 8; rank++) {
+            const nsim_plan_lane *l = &p->lanes[rank];
+            lane_count k = count_lane(l);
+            CU_ASSERT_EQUAL(l->nops, 8);
+            total += k.sent;
+            uint32_t first = red ? 4 : 3, last = red ? 3 : 2;
+            if (rank == first)
+                CU_ASSERT_EQUAL(l->ops[0].prim, NSIM_PRIM_SEND);
+            if (rank == last) {
+                CU_ASSERT_EQUAL(k.sends, 0);
+                CU_ASSERT(l->ops[0].prim & NSIM_PRIM_COPY_OUT);
+            }
+        }
+        CU_ASSERT_EQUAL(total, 7ull * (4u << 20));
+        nsim_plan_destroy(p);
+    }
+    nsim_topo_destroy(t);
+}
+
+/* SendRecv 256 MiB on a DGX H100 (24 comm channels -> 32 p2p channels;
+ * 18 NVLinks -> 36 -> 64 channels per peer; nMin 4; parts double from 4
+ * while a part exceeds 32 x 512 KiB: 16 parts of 16 MiB, each 32 ops of
+ * one 512 KiB p2p chunk). AllToAll 32 MiB: 4 parts per peer on
+ * distinct channels, self copy included. */
+static void test_p2p_hand_count(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan *p = plan_of(t, NSIM_COLL_SENDRECV, 256u << 20, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->nchannels, 32);
+    CU_ASSERT_EQUAL(p->parts_per_peer, 16);
+    CU_ASSERT_EQUAL(p->chunk_bytes, 512 * 1024);
+    CU_ASSERT_EQUAL(p->nlanes, 8 * 16 * 2);
+    CU_ASSERT_EQUAL(p->nconns, 8 * 16);
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const nsim_plan_conn *c = &p->conns[i];
+        CU_ASSERT_EQUAL(c->to, (c->from + 1) % 8);
+        CU_ASSERT_EQUAL(p->lanes[c->send_lane].nops, 32);
+        lane_count k = count_lane(&p->lanes[c->send_lane]);
+        CU_ASSERT_EQUAL(k.sent, 16u << 20);
+        k = count_lane(&p->lanes[c->recv_lane]);
+        CU_ASSERT_EQUAL(k.rcvd, 16u << 20);
+    }
+    nsim_plan_destroy(p);
+    p = plan_of(t, NSIM_COLL_SENDRECV, 32u << 20, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->parts_per_peer, 4);
+    nsim_plan_destroy(p);
+    p = plan_of(t, NSIM_COLL_ALLTOALL, 32u << 20, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->parts_per_peer, 4);
+    CU_ASSERT_EQUAL(p->nconns, 8 * 7 * 4);
+    CU_ASSERT_EQUAL(p->nlanes, 8 * (7 * 4 * 2 + 4));
+    uint64_t sent = 0;
+    uint32_t chan_pairs[32] = {0};
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const nsim_plan_conn *c = &p->conns[i];
+        sent += count_lane(&p->lanes[c->send_lane]).sent;
+        if (c->from == 0)
+            chan_pairs[c->channel]++;
+    }
+    CU_ASSERT_EQUAL(sent, 8ull * 7 * (4u << 20));
+    for (uint32_t c = 0; c < 32; c++) /* rank 0: one peer per channel */
+        CU_ASSERT(chan_pairs[c] <= 1);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+}
+
+/* nccl-tests' sizes and counts (nccl-internals 8.2). */
+static void test_nccl_tests_sizes(void)
+{
+    uint64_t count;
+    CU_ASSERT_EQUAL(nsim_coll_test_bytes(NSIM_COLL_ALLGATHER, 8, 4, 1000,
+                                         &count), 896);
+    CU_ASSERT_EQUAL(count, 28);
+    CU_ASSERT_EQUAL(nsim_coll_test_bytes(NSIM_COLL_ALLTOALL, 8, 8, 33554432,
+                                         &count), 33554432);
+    CU_ASSERT_EQUAL(count, 524288);
+    CU_ASSERT_EQUAL(nsim_coll_test_bytes(NSIM_COLL_BROADCAST, 8, 4, 1000,
+                                         &count), 1000);
+    CU_ASSERT_EQUAL(count, 250);
+    CU_ASSERT_DOUBLE_EQUAL(nsim_coll_busbw_factor(NSIM_COLL_ALLGATHER, 8),
+                           7.0 / 8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(nsim_coll_busbw_factor(NSIM_COLL_SENDRECV, 8), 1.0,
+                           1e-12);
+    CU_ASSERT_STRING_EQUAL(nsim_coll_test_name(NSIM_COLL_REDUCESCATTER),
+                           "reduce_scatter_perf");
+}
+
+
+/* Protocol cuts (nccl-internals 3.2-3.4): LL 32 KiB of data per 64 KiB
+ * step, LL128 576,000 per 614,400; 1/1 steps; lines on the wire; LL128
+ * refused without NVLink. */
+static void test_protocol_cuts(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL, *pci = NULL;
+    nsim_plan *p = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan_req r = req_of(1u << 20, 1);
+    r.proto = NSIM_PROTO_LL;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->chunk_bytes, 32768);
+    CU_ASSERT_EQUAL(p->chunk_steps, 1);
+    CU_ASSERT_EQUAL(nsim_plan_wire_bytes(p, 32768), 65536);
+    CU_ASSERT_EQUAL(nsim_plan_wire_bytes(p, 4), 16);
+    /* 1 MiB over 8 ranks: 8 loops of 15 primitives of 16 KiB */
+    CU_ASSERT_EQUAL(p->lanes[0].nops, 4 * 15);
+    nsim_plan_destroy(p);
+    r.proto = NSIM_PROTO_LL128;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->chunk_bytes, 576000);
+    CU_ASSERT_EQUAL(p->nthreads, 640);
+    CU_ASSERT_EQUAL(nsim_plan_wire_bytes(p, 576000), 614400);
+    nsim_plan_destroy(p);
+    CU_ASSERT_PTR_NULL(nsim_plan_ll128_refusal(t));
+    NSIM_ASSERT_OK(nsim_topo_load(NSIM_SOURCE_DIR "/tests/data/pcie-2gpu.topo.json",
+                                  &pci, &err));
+    CU_ASSERT_PTR_NOT_NULL(nsim_plan_ll128_refusal(pci));
+    r.nchannels = 1;
+    CU_ASSERT_EQUAL(nsim_plan_build(pci, &r, &p, &err), NSIM_ECONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "NVLink"));
+    /* LL drops channels below nc x 512 threads x 8 B x nranks */
+    r = req_of(64 * 1024, 16);
+    r.proto = NSIM_PROTO_LL;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->nchannels, 2);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(pci);
+    nsim_topo_destroy(t);
+}
+
+
+/* NCCL's worked example (nccl-internals 4.4): 8 H100 on one host, graph
+ * 12 x 30 GB/s NVL: Ring AllReduce latencies 15.0 / 40.6 / 56.0 us and
+ * algorithm bandwidths 80.6 / 189.3 / 205.7 GB/s for LL / LL128 /
+ * Simple; the tuner picks LL small, Simple large; forced pairs NCCL
+ * would not run are refused with the constraint. */
+static void test_tuner_worked_example(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL, *pci = NULL;
+    nsim_plan_graph g;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_plan_graph_get(t, &g);
+    CU_ASSERT_EQUAL(g.nchannels, 12);
+    CU_ASSERT_DOUBLE_EQUAL(g.bw_intra, 30, 1e-9);
+    CU_ASSERT_EQUAL(g.type_intra, NSIM_PATH_NVL);
+    const nsim_proto pr[3] = {NSIM_PROTO_LL, NSIM_PROTO_LL128,
+                              NSIM_PROTO_SIMPLE};
+    const double lat[3] = {15.0, 40.6, 56.0}, alg[3] = {80.57, 189.26, 205.71};
+    for (int i = 0; i < 3; i++) {
+        double t0 = nsim_tune_time_us(&g, NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING,
+                                      pr[i], 0);
+        double t1 = nsim_tune_time_us(&g, NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING,
+                                      pr[i], 1000000000ull);
+        CU_ASSERT_DOUBLE_EQUAL(t0, lat[i], 1e-6);
+        CU_ASSERT_DOUBLE_EQUAL(1e9 / 1e3 / (t1 - t0), alg[i], 0.01);
+    }
+    nsim_algo a = NSIM_ALGO_RING;
+    nsim_proto p = NSIM_PROTO_SIMPLE;
+    double us;
+    NSIM_ASSERT_OK(nsim_tune_pick(t, NSIM_COLL_ALLREDUCE, 8, 0, 0, &a, &p, &us,
+                                  &err));
+    CU_ASSERT_EQUAL(p, NSIM_PROTO_LL);
+    NSIM_ASSERT_OK(nsim_tune_pick(t, NSIM_COLL_ALLREDUCE, 1u << 30, 0, 0, &a,
+                                  &p, &us, &err));
+    CU_ASSERT_EQUAL(p, NSIM_PROTO_SIMPLE);
+    CU_ASSERT_EQUAL(nsim_tune_check(t, NSIM_COLL_ALLGATHER, NSIM_ALGO_TREE,
+                                    NSIM_PROTO_SIMPLE, &err), NSIM_ECONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "allreduce only"));
+    NSIM_ASSERT_OK(nsim_topo_load(NSIM_SOURCE_DIR "/tests/data/pcie-2gpu.topo.json",
+                                  &pci, &err));
+    CU_ASSERT_EQUAL(nsim_tune_check(pci, NSIM_COLL_ALLREDUCE, NSIM_ALGO_NVLS,
+                                    NSIM_PROTO_SIMPLE, &err), NSIM_ECONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "sm >= 90"));
+    /* the tuner never picks LL128 where it is not allowed */
+    NSIM_ASSERT_OK(nsim_tune_pick(pci, NSIM_COLL_ALLREDUCE, 16u << 20, 0, 0,
+                                  &a, &p, &us, &err));
+    CU_ASSERT_NOT_EQUAL(p, NSIM_PROTO_LL128);
+    nsim_topo_destroy(pci);
+    nsim_topo_destroy(t);
+}
+
 static void test_bad_requests(void)
 {
     nsim_err err = {0};
@@ -155,6 +432,11 @@ static void test_bad_requests(void)
     r = req_of(1024, 65);
     CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
     r = req_of(1024, 1);
+    r.coll = NSIM_COLL_REDUCE;
+    r.root = 8;
+    CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "root 8"));
+    r = req_of(1024, 1);
     r.buffsize = 1000;
     CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EINVAL);
     CU_ASSERT_PTR_NULL(p);
@@ -166,6 +448,14 @@ CU_TestInfo nsim_test_plan[] = {
     {"partial loop, empty slices", test_partial_loop_and_empty_slices},
     {"rings, rails and transports", test_rings_and_transports},
     {"default channels as NCCL", test_default_channels},
+    {"AllGather/ReduceScatter hand count",
+     test_allgather_reducescatter_hand_count},
+    {"Broadcast/Reduce hand count", test_broadcast_reduce_hand_count},
+    {"SendRecv/AllToAll hand count", test_p2p_hand_count},
+    {"nccl-tests sizes and factors", test_nccl_tests_sizes},
+    {"protocol cuts, wire lines, LL128 rule", test_protocol_cuts},
+    {"tuner: NCCL's worked example, picks, refusals",
+     test_tuner_worked_example},
     {"bad requests", test_bad_requests},
     CU_TEST_INFO_NULL,
 };
