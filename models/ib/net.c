@@ -26,6 +26,7 @@
 
 #define MAX_QPS 128
 #define SLOTS NSIM_NCCL_STEPS
+#define CTS_FIFO_SLOTS 256 /* nccl 5.3: MAX_REQUESTS x MAX_RECVS */
 
 typedef struct proxy {
     nsim_time free_at;
@@ -185,6 +186,17 @@ static void poll_cq(net_conn *c, nsim_cq *cq, int send_side)
     int n;
     while ((n = nsim_cq_poll(cq, 4, wc)) > 0)
         for (int i = 0; i < n; i++) {
+            if (wc[i].status != NSIM_WC_SUCCESS) {
+                /* NCCL aborts: "NET/IB : Got completion with error" */
+                nsim_sim_fail(c->sh->env->sim, NSIM_ESIM,
+                              "net: completion with error %s on QP 0x%x "
+                              "(connection %u)",
+                              nsim_wc_status_str(wc[i].status),
+                              wc[i].qp_num, c->conn);
+                return;
+            }
+            if (!send_side && wc[i].opcode == NSIM_WC_RDMA_WRITE)
+                continue; /* a signaled CTS write drained the send queue */
             if (send_side) {
                 c->send_done++;
                 c->sh->env->credit(c->sh->env->exec, c->conn);
@@ -192,6 +204,11 @@ static void poll_cq(net_conn *c, nsim_cq *cq, int send_side)
                 c->recv_landed[wc[i].wr_id % SLOTS] = 1;
             }
         }
+    if (n < 0) {
+        nsim_sim_fail(c->sh->env->sim, NSIM_ESIM,
+                      "net: CQ overrun on connection %u", c->conn);
+        return;
+    }
     if (!send_side)
         release_in_order(c);
 }
@@ -199,8 +216,11 @@ static void poll_cq(net_conn *c, nsim_cq *cq, int send_side)
 static void post_receive(net_conn *c)
 {
     uint64_t k = c->recv_posted++;
+    /* the CTS write is unsignaled except once per 256 FIFO slots, which
+     * is enough to drain the send queue (nccl 5.3) */
     nsim_send_wr cts = {k, NSIM_WR_RDMA_WRITE,
-                        c->sh->env->params->cts_entry_bytes, 0, 0};
+                        c->sh->env->params->cts_entry_bytes, 0,
+                        k % CTS_FIFO_SLOTS == 0};
     if (nsim_qp_post_recv(c->qr[k % c->nqps], k) != NSIM_OK ||
         nsim_qp_post_send(c->qr[0], &cts) != NSIM_OK)
         nsim_sim_fail(c->sh->env->sim, NSIM_ESIM,
