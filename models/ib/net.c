@@ -27,6 +27,7 @@
 #define MAX_QPS 128
 #define SLOTS NSIM_NCCL_STEPS
 #define CTS_FIFO_SLOTS 256 /* nccl 5.3: MAX_REQUESTS x MAX_RECVS */
+#define SLOT_BYTES (1ull << 30) /* nccl 5.6: at most 1 GiB per isend */
 
 typedef struct proxy {
     nsim_time free_at;
@@ -55,6 +56,10 @@ typedef struct net_conn {
     nsim_time flush_ps; /* GDR flush read before a Simple receive is
                          * visible (sm < 90), else 0 */
     int gdr;
+    /* registered buffers (keys checked by the HCA model): the send
+     * staging slots, the receive slots, the sender's CTS FIFO and the
+     * receiver's shadow CTS entries */
+    nsim_mr *mr_send, *mr_recv, *mr_fifo, *mr_shadow;
     uint8_t queued[4]; /* an action of each kind already waits */
 } net_conn;
 
@@ -126,8 +131,11 @@ static void try_isend(net_conn *c)
 {
     while (c->posted < c->written && c->posted < c->cts) {
         uint64_t k = c->posted++;
+        uint64_t off = (k % SLOTS) * SLOT_BYTES;
         nsim_send_wr wr = {k, NSIM_WR_RDMA_WRITE_WITH_IMM, c->sizes[k % SLOTS],
-                           (uint32_t)c->sizes[k % SLOTS], 1};
+                           (uint32_t)c->sizes[k % SLOTS], 1,
+                           nsim_mr_lkey(c->mr_send), off,
+                           nsim_mr_rkey(c->mr_recv), off};
         if (nsim_qp_post_send(c->qs[k % c->nqps], &wr) != NSIM_OK) {
             nsim_sim_fail(c->sh->env->sim, NSIM_ESIM,
                           "net: send queue full on connection %u", c->conn);
@@ -218,9 +226,11 @@ static void post_receive(net_conn *c)
     uint64_t k = c->recv_posted++;
     /* the CTS write is unsignaled except once per 256 FIFO slots, which
      * is enough to drain the send queue (nccl 5.3) */
-    nsim_send_wr cts = {k, NSIM_WR_RDMA_WRITE,
-                        c->sh->env->params->cts_entry_bytes, 0,
-                        k % CTS_FIFO_SLOTS == 0};
+    uint64_t cts_bytes = c->sh->env->params->cts_entry_bytes;
+    uint64_t off = (k % CTS_FIFO_SLOTS) * cts_bytes;
+    nsim_send_wr cts = {k, NSIM_WR_RDMA_WRITE, cts_bytes, 0,
+                        k % CTS_FIFO_SLOTS == 0, nsim_mr_lkey(c->mr_shadow),
+                        off, nsim_mr_rkey(c->mr_fifo), off};
     if (nsim_qp_post_recv(c->qr[k % c->nqps], k) != NSIM_OK ||
         nsim_qp_post_send(c->qr[0], &cts) != NSIM_OK)
         nsim_sim_fail(c->sh->env->sim, NSIM_ESIM,
@@ -358,19 +368,28 @@ static int setup_qps(net_conn *c, const nsim_plan_conn *pc, uint32_t mem_s,
     if (nsim_cq_create(hs, 256 * c->nqps, on_cq_send, c, &c->cq_s) ||
         nsim_cq_create(hr, 512 * c->nqps, on_cq_recv, c, &c->cq_r))
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
+    /* the receiver's QPs carry the CTS writes back to host memory */
+    uint32_t cs = host_cpu(sh->env->topo,
+                           nsim_topo_rank_device(sh->env->topo, pc->from));
+    uint32_t cr = host_cpu(sh->env->topo,
+                           nsim_topo_rank_device(sh->env->topo, pc->to));
+    cs = cs != UINT32_MAX ? cs : mem_s;
+    cr = cr != UINT32_MAX ? cr : mem_r;
+    uint64_t fifo = CTS_FIFO_SLOTS * sh->env->params->cts_entry_bytes;
+    NSIM_TRY(nsim_mr_reg(hs, mem_s, SLOTS * SLOT_BYTES, 0, &c->mr_send, err));
+    NSIM_TRY(nsim_mr_reg(hr, mem_r, SLOTS * SLOT_BYTES,
+                         NSIM_ACCESS_LOCAL_WRITE | NSIM_ACCESS_REMOTE_WRITE,
+                         &c->mr_recv, err));
+    NSIM_TRY(nsim_mr_reg(hs, cs, fifo,
+                         NSIM_ACCESS_LOCAL_WRITE | NSIM_ACCESS_REMOTE_WRITE,
+                         &c->mr_fifo, err));
+    NSIM_TRY(nsim_mr_reg(hr, cr, fifo, 0, &c->mr_shadow, err));
     for (uint32_t i = 0; i < c->nqps; i++) {
         if (nsim_qp_create(hs, c->cq_s, c->cq_s, 512, &c->qs[i]) ||
             nsim_qp_create(hr, c->cq_r, c->cq_r, 512, &c->qr[i]))
             return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
         NSIM_TRY(nsim_qp_connect(c->qs[i], c->qr[i], mem_s, mem_r, err));
-        /* the receiver's QPs carry the CTS writes back to host memory */
-        uint32_t cs = host_cpu(sh->env->topo,
-                               nsim_topo_rank_device(sh->env->topo, pc->from));
-        uint32_t cr = host_cpu(sh->env->topo,
-                               nsim_topo_rank_device(sh->env->topo, pc->to));
-        NSIM_TRY(nsim_qp_connect(c->qr[i], c->qs[i],
-                                 cr != UINT32_MAX ? cr : mem_r,
-                                 cs != UINT32_MAX ? cs : mem_s, err));
+        NSIM_TRY(nsim_qp_connect(c->qr[i], c->qs[i], cr, cs, err));
         nsim_qp_set_land_hook(c->qs[i], on_cts, c);
     }
     return NSIM_OK;
