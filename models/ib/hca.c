@@ -474,7 +474,9 @@ int nsim_qp_create_ex(nsim_hca *h, const nsim_qp_init_attr *a, nsim_qp **out)
     if (q->sq == NULL || q->rq == NULL || q->lq == NULL)
         return NSIM_ENOMEM;
     const nsim_params *p = h->p;
-    q->timeout_ps = p->ib_timeout_unit_ps << p->ib_timeout_exp;
+    /* the attribute is 5 bits wide (0..31) */
+    q->timeout_ps = p->ib_timeout_unit_ps
+                    << (p->ib_timeout_exp < 31 ? p->ib_timeout_exp : 31);
     q->retry_cnt = (uint32_t)p->ib_retry_cnt;
     q->max_rd_atomic = (uint32_t)p->ib_max_rd_atomic;
     q->rate_mbps = p->qp_rate_limit_mbps;
@@ -642,7 +644,8 @@ static void apply_rts(nsim_qp *q, const nsim_qp_attr *a, int first)
         q->retries = 0;
     }
     if (m & NSIM_QP_ATTR_TIMEOUT)
-        q->timeout_ps = p->ib_timeout_unit_ps << (a->timeout & 31);
+        q->timeout_ps = p->ib_timeout_unit_ps
+                        << (a->timeout < 31 ? a->timeout : 31);
     if (m & NSIM_QP_ATTR_RETRY_CNT)
         q->retry_cnt = a->retry_cnt;
     if (m & NSIM_QP_ATTR_MAX_RD_ATOMIC)
@@ -709,7 +712,7 @@ void nsim_qp_set_land_hook(nsim_qp *qp, nsim_qp_land_fn *fn, void *ctx)
     qp->land_ctx = ctx;
 }
 
-/* ---- posting -------------------------------------------------------------- */
+/* ---- posting ------------------------------------------------------------ */
 
 static void hca_kick(nsim_hca *h);
 
@@ -758,9 +761,9 @@ static void on_wqe_fetched(nsim_sim *sim, nsim_event *ev)
 {
     nsim_qp *q = ev->target;
     (void)sim;
-    if (ev->arg.u32.b != q->epoch)
+    if ((uint8_t)(ev->arg.u64 >> 32) != q->epoch)
         return;
-    q->sq[ev->arg.u32.a % q->sq_depth].fetched = 1;
+    q->sq[(uint32_t)ev->arg.u64 % q->sq_depth].fetched = 1;
     wake(q);
 }
 
@@ -788,8 +791,9 @@ int nsim_qp_post_send(nsim_qp *q, const nsim_send_wr *wr)
     q->sq[idx % q->sq_depth] = (wr_ent){.wr = *wr};
     q->st.wrs++;
     uint64_t arg = (uint64_t)(uint32_t)idx | ((uint64_t)q->epoch << 32);
+    const nsim_params *p = q->h->p;
     return nsim_sim_schedule(q->h->sim,
-                             q->h->p->hca_doorbell_ps + q->h->p->hca_wqe_fetch_ps,
+                             p->hca_doorbell_ps + p->hca_wqe_fetch_ps,
                              on_wqe_fetched, q, 0, arg, NULL);
 }
 
@@ -1270,7 +1274,8 @@ static void respond(nsim_qp *q, nsim_qp *r, const wr_ent *e, uint64_t tag,
                           mr ? mr->nto : q->nrread, 0,
                           left < q->mtu ? left : q->mtu,
                           k + 1 == end ? NSIM_PIECE_LAST : 0, on_resp_read, q,
-                          TAG(PK_READ_RESP, TAG_EPOCH(tag), 0, TAG_SLOT(tag), k),
+                          TAG(PK_READ_RESP, TAG_EPOCH(tag), 0,
+                              TAG_SLOT(tag), k),
                           mr ? mr->read_delay : q->rread_delay, NULL};
         if (nsim_fabric_send(r->h->fab, w) != NSIM_OK) {
             oom(r->h);

@@ -139,7 +139,7 @@ typedef struct nsim_wc {
 
 /* Per QP: requester side (wrs .. blocked_ps) and responder side (rx_*). */
 typedef struct nsim_qp_counters {
-    uint64_t wrs, bytes, packets, acks;
+    uint64_t wrs, bytes, packets, acks; /* bytes, packets: incl. resent */
     uint64_t retransmits;  /* packets sent again (go-back-N) */
     uint64_t naks;         /* NAKs received */
     uint64_t timeouts;     /* transport timer expiries */
@@ -169,7 +169,8 @@ NSIM_NODISCARD int nsim_hca_create(nsim_sim *sim, nsim_fabric *fab,
                                    nsim_topo *topo, const nsim_params *p,
                                    uint32_t nic_dev, nsim_hca **out,
                                    nsim_err *err);
-/* Frees the HCA and every QP, CQ and MR created on it. */
+/* Frees the HCA and every QP, CQ and MR created on it (cancels their
+ * timers: call it before nsim_sim_destroy). */
 void nsim_hca_destroy(nsim_hca *h);
 uint32_t nsim_hca_device(const nsim_hca *h);
 nsim_hca_counters nsim_hca_get_counters(const nsim_hca *h);
@@ -238,7 +239,8 @@ typedef struct nsim_qp_attr {
     uint32_t local_mem, remote_mem;
     uint32_t path_mtu;      /* bytes; default min of the two ports */
     uint32_t rq_psn, sq_psn;/* default 0 (as NCCL) */
-    uint32_t timeout;       /* 4.096 us x 2^timeout; default ib_timeout_exp */
+    uint32_t timeout;       /* 4.096 us x 2^timeout (0..31; 0 is not
+                             * "infinite" here); default ib_timeout_exp */
     uint32_t retry_cnt;     /* default ib_retry_cnt */
     uint32_t max_rd_atomic; /* default ib_max_rd_atomic */
     uint64_t rate_limit_mbps; /* default qp_rate_limit_mbps */

@@ -253,7 +253,8 @@ static void test_opcodes(void)
     NSIM_ASSERT_OK(run(&r));
     /* the first two receives are taken, in message order */
     CU_ASSERT_EQUAL_FATAL(drain(r.cb, wc, 8), 2);
-    CU_ASSERT(wc[0].wr_id == 100 && wc[0].opcode == NSIM_WC_RECV_RDMA_WITH_IMM &&
+    CU_ASSERT(wc[0].wr_id == 100 &&
+              wc[0].opcode == NSIM_WC_RECV_RDMA_WITH_IMM &&
               wc[0].imm == 0xabcd && wc[0].byte_len == 20000 &&
               wc[0].status == NSIM_WC_SUCCESS &&
               wc[0].qp_num == nsim_qp_num(r.b));
