@@ -82,6 +82,21 @@ const nsim_param_info nsim_param_table[] = {
     P(hca_dma_read_outstanding, COUNT, "16",
       "hw 2.4: read throughput is bounded by bytes in flight / RTT; 16 MTU "
       "reads (64 KiB) cover 50 GB/s at ~1.3 us"),
+    P(ib_timeout_unit_ps, TIME, "4096 ns",
+      "nccl 5.2: the local ACK timeout is 4.096 us x 2^timeout (IBTA "
+      "vol. 1 9.7.6.1.3)"),
+    P(ib_timeout_exp, COUNT, "20",
+      "nccl 5.2: NCCL_IB_TIMEOUT default 20, 4.096 us x 2^20 = 4.3 s per "
+      "try"),
+    P(ib_retry_cnt, COUNT, "7",
+      "nccl 5.2: NCCL_IB_RETRY_CNT default 7 retries (timeouts and NAK "
+      "sequence errors) before the QP goes to ERR"),
+    P(ib_max_rd_atomic, COUNT, "16",
+      "hw 4.2: mlx5 max_qp_rd_atom 16 outstanding RDMA READs per QP (NCCL "
+      "itself sets max_rd_atomic 1 on its QPs, nccl 5.2)"),
+    P(qp_rate_limit_mbps, COUNT, "0",
+      "per-QP rate limit in Mb/s (ibv_qp_attr.rate_limit, which is in "
+      "kb/s); 0 = none, NCCL sets none"),
     P(proxy_action_ps, TIME, "375 ns",
       "nccl 4.1: NCCL models 1.0 us of network overhead per step (Intel "
       "hosts), x3 for Simple: 3 us per ring step; a Simple ring step is "

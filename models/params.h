@@ -51,6 +51,12 @@ typedef struct nsim_params {
     nsim_time hca_wqe_fetch_ps;
     nsim_time hca_cqe_write_ps;
     uint64_t hca_dma_read_outstanding;
+    /* RC transport: timer, retries, READs, rate limit */
+    nsim_time ib_timeout_unit_ps;
+    uint64_t ib_timeout_exp;
+    uint64_t ib_retry_cnt;
+    uint64_t ib_max_rd_atomic;
+    uint64_t qp_rate_limit_mbps;
     /* proxy thread */
     nsim_time proxy_action_ps;
     nsim_time gpu_memory_latency_ps;

@@ -1,31 +1,97 @@
 /* SPDX-License-Identifier: MIT
  *
- * hca.c - HCA, RC QPs and CQs (see hca.h).
+ * hca.c - HCA, RC QPs, MRs and CQs (see hca.h).
  *
- * A packet moves in three pieces: the DMA read of its payload (memory ->
- * NIC over PCIe), the wire (NIC -> network -> NIC), and the DMA write at
- * the responder (NIC -> memory). Splitting there lets the requester count
- * reads in flight and the responder ACK on receipt, as the hardware does.
+ * A request packet moves in three pieces: the DMA read of its payload
+ * (memory -> NIC over PCIe), the wire (NIC -> network -> NIC), and the DMA
+ * write at the responder (NIC -> memory). Splitting there lets the
+ * requester count reads in flight and the responder check the PSN and ACK
+ * on receipt, as the hardware does. A READ response moves the other way in
+ * the same three pieces.
+ *
+ * Every piece carries a tag: kind (4 bits), the QP's epoch (4 bits, bumped
+ * on RESET and ERR, so pieces of an earlier life are ignored), the
+ * requester's rewind generation (8 bits, so DMA reads of an abandoned
+ * go-back-N pass are not sent), the send queue slot (16 bits) and the PSN
+ * (32 bits; for responder landings the landing record's sequence number).
+ *
+ * Send queue: absolute indices free <= head <= next <= tail. [free, head)
+ * are completed WRs whose slots wait for a later signaled completion;
+ * [head, next) are fully packetized and wait for their ACK (READs also for
+ * their data to land); next is being packetized; [next, tail) wait.
+ * Receive queue: head <= cons <= tail; [head, cons) are consumed by
+ * incoming messages whose data is still landing.
  */
 #include "hca.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+enum pkind {
+    PK_DATA,
+    PK_READ_REQ,
+    PK_READ_RESP,
+    PK_ACK,
+    PK_NAK_SEQ,
+    PK_NAK_RACC,
+    PK_NAK_RINV,
+    PK_NAK_ROP,
+    PK_LAND,
+};
+
+#define TAG(kind, epoch, gen, slot, psn)                                     \
+    (((uint64_t)(kind) << 60) | ((uint64_t)((epoch) & 15) << 56) |           \
+     ((uint64_t)((gen) & 255) << 48) | ((uint64_t)((slot) & 0xFFFF) << 32) | \
+     (uint32_t)(psn))
+#define TAG_KIND(t) ((unsigned)((t) >> 60))
+#define TAG_EPOCH(t) ((unsigned)((t) >> 56) & 15u)
+#define TAG_GEN(t) ((unsigned)((t) >> 48) & 255u)
+#define TAG_SLOT(t) ((uint32_t)((t) >> 32) & 0xFFFFu)
+#define TAG_PSN(t) ((uint32_t)(t))
+
+#define NONE UINT64_MAX
+#define MAX_WR 32768u    /* hw 4.2: max_qp_wr */
+#define KEY_IDX_BITS 20u /* key = (device + 1) << 20 | (MR index + 1) */
+
 typedef struct wr_ent {
     nsim_send_wr wr;
-    uint64_t sent;      /* bytes packetized so far */
-    uint32_t psn_last;  /* PSN of the last packet, once packetized */
+    nsim_mr *lmr;       /* local MR (NULL: the QP's default memory) */
+    uint64_t sent;      /* bytes packetized (READ: requested) this pass */
+    uint32_t psn_first, npkts, psn_last;
     uint8_t fetched;    /* WQE fetched by the HCA */
-    uint8_t done_tx;    /* every packet handed to the port */
+    uint8_t assigned;   /* PSNs assigned (kept across rewinds) */
+    uint8_t done_tx;    /* every packet cut in this pass */
+    uint8_t landed;     /* READ: the last response is in memory */
+    uint8_t rd_counted; /* READ: counted against max_rd_atomic */
 } wr_ent;
+
+typedef struct land_rec {   /* a message arriving at a responder */
+    uint64_t req_wr_id, bytes;
+    uint64_t recv;          /* receive queue index, or NONE */
+    uint32_t imm;
+    uint8_t op;             /* nsim_wc_opcode of the receive CQE */
+    uint8_t landed;
+} land_rec;
+
+struct nsim_mr {
+    nsim_hca *h;
+    uint32_t key, access, mem;
+    uint64_t length;
+    int valid;
+    uint32_t *to_nic, nto;     /* memory -> NIC */
+    uint32_t *from_nic, nfrom; /* NIC -> memory */
+    nsim_time read_delay;
+    nsim_mr *next_owned;
+};
 
 struct nsim_cq {
     nsim_hca *h;
     nsim_wc *ring;
     uint32_t depth, head, len;
     nsim_wc *pend;   /* CQEs on their way to host memory, in order */
-    uint32_t pend_cap, pend_head, pend_len;
+    uint32_t pend_head, pend_len;
+    int error;
+    nsim_cq_counters st;
     nsim_cq_notify_fn *fn;
     void *ctx;
     nsim_cq *next_owned;
@@ -34,19 +100,47 @@ struct nsim_cq {
 struct nsim_qp {
     nsim_hca *h;
     uint32_t qpn;
+    nsim_qp_state state;
+    uint8_t epoch, gen;
     nsim_cq *scq, *rcq;
     nsim_qp *remote;
+    /* send queue (requester) */
     wr_ent *sq;
-    uint32_t sq_depth, sq_head, sq_next, sq_tail; /* indices mod depth */
-    uint64_t *rq;
-    uint32_t rq_depth, rq_head, rq_len;
-    uint32_t next_psn, acked_psn, rx_since_ack;
+    uint32_t sq_depth;
+    uint64_t sq_free, sq_head, sq_next, sq_tail;
+    uint32_t next_psn, acked_psn, retries, rd_out;
+    uint8_t resp_gap;           /* a READ response gap was acted upon */
+    int timer_armed;
+    nsim_event_handle timer;
+    nsim_time timeout_ps;
+    uint32_t retry_cnt, max_rd_atomic;
+    uint64_t rate_mbps;
+    nsim_time next_tx_ps;
+    int wake_pending;
+    int blocked;
+    nsim_time blocked_since;
+    uint32_t drop_psn, drop_times;
+    /* receive queue and responder state */
+    nsim_recv_wr *rq;
+    uint32_t rq_depth;
+    uint64_t rq_head, rq_cons, rq_tail;
+    uint32_t access, epsn, rx_since_ack;
+    uint8_t nak_sent;
+    const uint32_t *rx_path;
+    uint32_t rx_npath;
+    uint64_t rx_rec;
+    land_rec *lq;
+    uint32_t lq_cap; /* power of two */
+    uint64_t lq_head, lq_tail;
+    /* paths (RTR) */
     uint32_t *read_path, nread;     /* local memory -> local NIC */
     uint32_t *net_path, nnet;       /* local NIC -> remote NIC */
     uint32_t *write_path, nwrite;   /* remote NIC -> remote memory */
     uint32_t *ack_path, nack;       /* remote NIC -> local NIC */
-    nsim_time read_delay;
-    uint32_t mtu;
+    uint32_t *rread_path, nrread;   /* remote memory -> remote NIC */
+    uint32_t *lwrite_path, nlwrite; /* local NIC -> local memory */
+    nsim_time read_delay, rread_delay;
+    uint32_t mtu, mtu_attr;
     int in_ready;
     nsim_qp_counters st;
     nsim_qp_land_fn *land_fn; /* responder side: a WR landed in memory */
@@ -66,8 +160,20 @@ struct nsim_hca {
     uint32_t next_qpn;
     nsim_qp *qps;
     nsim_cq *cqs;
+    nsim_mr *mrs_owned;
+    nsim_mr **mrs;                /* by key index */
+    uint32_t nmrs, mrs_cap;
+    double loss;
+    gsl_rng *rng;
     nsim_hca_counters st;
 };
+
+static void oom(nsim_hca *h)
+{
+    nsim_sim_fail(h->sim, NSIM_ENOMEM, "hca: out of memory");
+}
+
+/* ---- HCA ---------------------------------------------------------------- */
 
 int nsim_hca_create(nsim_sim *sim, nsim_fabric *fab, nsim_topo *topo,
                     const nsim_params *p, uint32_t nic_dev, nsim_hca **out,
@@ -82,6 +188,18 @@ int nsim_hca_create(nsim_sim *sim, nsim_fabric *fab, nsim_topo *topo,
     return NSIM_OK;
 }
 
+static void free_paths(nsim_qp *q)
+{
+    free(q->read_path);
+    free(q->net_path);
+    free(q->write_path);
+    free(q->ack_path);
+    free(q->rread_path);
+    free(q->lwrite_path);
+    q->read_path = q->net_path = q->write_path = NULL;
+    q->ack_path = q->rread_path = q->lwrite_path = NULL;
+}
+
 void nsim_hca_destroy(nsim_hca *h)
 {
     if (h == NULL)
@@ -89,12 +207,12 @@ void nsim_hca_destroy(nsim_hca *h)
     while (h->qps != NULL) {
         nsim_qp *q = h->qps;
         h->qps = q->next_owned;
+        if (q->timer_armed)
+            (void)nsim_sim_cancel(h->sim, q->timer);
         free(q->sq);
         free(q->rq);
-        free(q->read_path);
-        free(q->net_path);
-        free(q->write_path);
-        free(q->ack_path);
+        free(q->lq);
+        free_paths(q);
         free(q);
     }
     while (h->cqs != NULL) {
@@ -104,6 +222,14 @@ void nsim_hca_destroy(nsim_hca *h)
         free(c->pend);
         free(c);
     }
+    while (h->mrs_owned != NULL) {
+        nsim_mr *m = h->mrs_owned;
+        h->mrs_owned = m->next_owned;
+        free(m->to_nic);
+        free(m->from_nic);
+        free(m);
+    }
+    free(h->mrs);
     free(h->ready);
     free(h);
 }
@@ -111,92 +237,53 @@ void nsim_hca_destroy(nsim_hca *h)
 uint32_t nsim_hca_device(const nsim_hca *h) { return h->dev; }
 nsim_hca_counters nsim_hca_get_counters(const nsim_hca *h) { return h->st; }
 uint32_t nsim_qp_num(const nsim_qp *qp) { return qp->qpn; }
+nsim_qp_state nsim_qp_get_state(const nsim_qp *qp) { return qp->state; }
 nsim_qp_counters nsim_qp_get_counters(const nsim_qp *qp) { return qp->st; }
 
-int nsim_cq_create(nsim_hca *h, uint32_t depth, nsim_cq_notify_fn *fn,
-                   void *ctx, nsim_cq **out)
+int nsim_hca_set_loss(nsim_hca *h, double prob, uint64_t stream_id)
 {
-    nsim_cq *c = calloc(1, sizeof *c);
-    if (c == NULL || (c->ring = calloc(depth, sizeof *c->ring)) == NULL ||
-        (c->pend = calloc(depth, sizeof *c->pend)) == NULL) {
-        if (c != NULL)
-            free(c->ring);
-        free(c->pend);
-        free(c);
-        return NSIM_ENOMEM;
-    }
-    c->pend_cap = depth;
-    c->h = h;
-    c->depth = depth;
-    c->fn = fn;
-    c->ctx = ctx;
-    c->next_owned = h->cqs;
-    h->cqs = c;
-    *out = c;
+    if (!(prob >= 0 && prob <= 1))
+        return NSIM_EINVAL;
+    if (prob > 0)
+        NSIM_TRY(nsim_sim_stream(h->sim, stream_id, &h->rng));
+    h->loss = prob;
     return NSIM_OK;
 }
 
-int nsim_cq_poll(nsim_cq *cq, int max, nsim_wc *wc)
+void nsim_qp_drop_psn(nsim_qp *qp, uint32_t psn, uint32_t times)
 {
-    int n = 0;
-    while (n < max && cq->len > 0) {
-        wc[n++] = cq->ring[cq->head];
-        cq->head = (cq->head + 1) % cq->depth;
-        cq->len--;
-    }
-    return n;
+    qp->drop_psn = psn;
+    qp->drop_times = times;
 }
 
-static void on_cqe(nsim_sim *sim, nsim_event *ev)
+const char *nsim_wc_status_str(nsim_wc_status s)
 {
-    nsim_cq *cq = ev->target;
-    nsim_wc wc = cq->pend[cq->pend_head];
-    cq->pend_head = (cq->pend_head + 1) % cq->pend_cap;
-    cq->pend_len--;
-    if (cq->len == cq->depth) {
-        nsim_sim_fail(sim, NSIM_ESIM, "CQ overflow (depth %u)", cq->depth);
-        return;
-    }
-    cq->ring[(cq->head + cq->len++) % cq->depth] = wc;
-    if (cq->len == 1 && cq->fn != NULL)
-        cq->fn(cq->ctx, cq);
+    static const char *const names[] = {
+        "SUCCESS",         "WR_FLUSH_ERR",   "LOC_LEN_ERR",
+        "LOC_PROT_ERR",    "REM_ACCESS_ERR", "REM_INV_REQ_ERR",
+        "REM_OP_ERR",      "RETRY_EXC_ERR",
+    };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
-/* The CQE reaches host memory one DMA write later; every CQE takes the same
- * delay, so the pending ones land in order. */
-static void push_cqe(nsim_hca *h, nsim_cq *cq, const nsim_wc *wc)
+/* Is this packet lost? Injected per QP and PSN (requests only) and per
+ * sending HCA with a probability. */
+static int lost(nsim_hca *sender, nsim_qp *q, uint32_t psn, int request)
 {
-    if (cq->pend_len == cq->pend_cap) {
-        nsim_sim_fail(h->sim, NSIM_ESIM, "CQ overflow (depth %u)", cq->depth);
-        return;
+    if (request && q->drop_times > 0 && psn == q->drop_psn) {
+        if (q->drop_times != UINT32_MAX)
+            q->drop_times--;
+    } else if (!(sender->loss > 0 &&
+                 gsl_rng_uniform(sender->rng) < sender->loss)) {
+        return 0;
     }
-    cq->pend[(cq->pend_head + cq->pend_len++) % cq->pend_cap] = *wc;
-    if (nsim_sim_schedule(h->sim, h->p->hca_cqe_write_ps, on_cqe, cq, 0, 0,
-                          NULL) != NSIM_OK)
-        nsim_sim_fail(h->sim, NSIM_ENOMEM, "hca: out of memory");
+    sender->st.packets_lost++;
+    if (request)
+        q->st.dropped++;
+    return 1;
 }
 
-int nsim_qp_create(nsim_hca *h, nsim_cq *send_cq, nsim_cq *recv_cq,
-                   uint32_t sq_depth, nsim_qp **out)
-{
-    nsim_qp *q = calloc(1, sizeof *q);
-    if (q == NULL)
-        return NSIM_ENOMEM;
-    q->h = h;
-    q->qpn = h->next_qpn++;
-    q->scq = send_cq;
-    q->rcq = recv_cq;
-    q->sq_depth = sq_depth;
-    q->rq_depth = sq_depth;
-    q->sq = calloc(sq_depth, sizeof *q->sq);
-    q->rq = calloc(q->rq_depth, sizeof *q->rq);
-    q->next_owned = h->qps;
-    h->qps = q;
-    if (q->sq == NULL || q->rq == NULL)
-        return NSIM_ENOMEM;
-    *out = q;
-    return NSIM_OK;
-}
+/* ---- memory regions ----------------------------------------------------- */
 
 static int copy_route(nsim_topo *t, uint32_t a, uint32_t b, uint32_t pick,
                       uint32_t **out, uint32_t *n, nsim_err *err)
@@ -213,6 +300,197 @@ static int copy_route(nsim_topo *t, uint32_t a, uint32_t b, uint32_t pick,
     return NSIM_OK;
 }
 
+/* A DMA read from mem: the request travels there, the memory answers. */
+static int read_delay(nsim_hca *h, uint32_t mem, nsim_time *out,
+                      nsim_err *err)
+{
+    const nsim_route *r;
+    NSIM_TRY(nsim_topo_route(h->topo, h->dev, mem, &r, err));
+    *out = r->lat_ps + h->p->gpu_memory_latency_ps;
+    return NSIM_OK;
+}
+
+int nsim_mr_reg(nsim_hca *h, uint32_t mem_dev, uint64_t length,
+                uint32_t access, nsim_mr **out, nsim_err *err)
+{
+    if (h->nmrs + 1 >= (1u << KEY_IDX_BITS))
+        return NSIM_ERR(err, NSIM_EINVAL, "hca: too many MRs");
+    if (h->nmrs == h->mrs_cap) {
+        uint32_t cap = h->mrs_cap ? 2 * h->mrs_cap : 16;
+        nsim_mr **m = realloc(h->mrs, cap * sizeof *m);
+        if (m == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "hca: out of memory");
+        h->mrs = m;
+        h->mrs_cap = cap;
+    }
+    nsim_mr *mr = calloc(1, sizeof *mr);
+    if (mr == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "hca: out of memory");
+    mr->next_owned = h->mrs_owned; /* owned from here on */
+    h->mrs_owned = mr;
+    mr->h = h;
+    mr->mem = mem_dev;
+    mr->length = length;
+    mr->access = access;
+    NSIM_TRY(copy_route(h->topo, mem_dev, h->dev, 0, &mr->to_nic, &mr->nto,
+                        err));
+    NSIM_TRY(copy_route(h->topo, h->dev, mem_dev, 0, &mr->from_nic,
+                        &mr->nfrom, err));
+    NSIM_TRY(read_delay(h, mem_dev, &mr->read_delay, err));
+    mr->key = ((h->dev + 1) << KEY_IDX_BITS) | (h->nmrs + 1);
+    mr->valid = 1;
+    h->mrs[h->nmrs++] = mr;
+    *out = mr;
+    return NSIM_OK;
+}
+
+void nsim_mr_dereg(nsim_mr *mr)
+{
+    if (mr != NULL)
+        mr->valid = 0;
+}
+
+uint32_t nsim_mr_lkey(const nsim_mr *mr) { return mr->key; }
+uint32_t nsim_mr_rkey(const nsim_mr *mr) { return mr->key; }
+
+/* The MR of key on h if it is valid, covers [off, off + len) and grants
+ * access; else NULL. */
+static nsim_mr *mr_check(const nsim_hca *h, uint32_t key, uint64_t off,
+                         uint64_t len, uint32_t access)
+{
+    uint32_t idx = (key & ((1u << KEY_IDX_BITS) - 1)) - 1;
+    if ((key >> KEY_IDX_BITS) != h->dev + 1 || idx >= h->nmrs)
+        return NULL;
+    nsim_mr *mr = h->mrs[idx];
+    if (!mr->valid || (mr->access & access) != access ||
+        off > mr->length || len > mr->length - off)
+        return NULL;
+    return mr;
+}
+
+/* ---- CQs ---------------------------------------------------------------- */
+
+int nsim_cq_create(nsim_hca *h, uint32_t depth, nsim_cq_notify_fn *fn,
+                   void *ctx, nsim_cq **out)
+{
+    if (depth == 0)
+        return NSIM_EINVAL;
+    nsim_cq *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->ring = calloc(depth, sizeof *c->ring)) == NULL ||
+        (c->pend = calloc(depth, sizeof *c->pend)) == NULL) {
+        if (c != NULL)
+            free(c->ring);
+        free(c);
+        return NSIM_ENOMEM;
+    }
+    c->h = h;
+    c->depth = depth;
+    c->fn = fn;
+    c->ctx = ctx;
+    c->next_owned = h->cqs;
+    h->cqs = c;
+    *out = c;
+    return NSIM_OK;
+}
+
+int nsim_cq_poll(nsim_cq *cq, int max, nsim_wc *wc)
+{
+    int n = 0;
+    cq->st.polls++;
+    while (n < max && cq->len > 0) {
+        wc[n++] = cq->ring[cq->head];
+        cq->head = (cq->head + 1) % cq->depth;
+        cq->len--;
+    }
+    if (n == 0) {
+        cq->st.empty_polls++;
+        if (cq->error)
+            return NSIM_EIO;
+    }
+    return n;
+}
+
+int nsim_cq_in_error(const nsim_cq *cq) { return cq->error; }
+nsim_cq_counters nsim_cq_get_counters(const nsim_cq *cq) { return cq->st; }
+
+static void on_cqe(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_cq *cq = ev->target;
+    (void)sim;
+    nsim_wc wc = cq->pend[cq->pend_head];
+    cq->pend_head = (cq->pend_head + 1) % cq->depth;
+    cq->pend_len--;
+    cq->ring[(cq->head + cq->len++) % cq->depth] = wc;
+    cq->st.cqes++;
+    if (cq->len == 1 && cq->fn != NULL)
+        cq->fn(cq->ctx, cq);
+}
+
+static void qp_fail(nsim_qp *q, uint64_t sq_idx, nsim_wc_status s,
+                    uint64_t rq_idx, nsim_wc_status rs);
+
+/* The CQE reaches host memory one DMA write later; every CQE takes the same
+ * delay, so the pending ones land in order. The HCA sees the consumer
+ * index when it writes: a full CQ (counting CQEs on their way) overflows,
+ * goes into error and takes the writing QP to ERR. */
+static void push_cqe(nsim_qp *q, nsim_cq *cq, const nsim_wc *wc)
+{
+    nsim_hca *h = q->h;
+    if (cq->error || cq->len + cq->pend_len >= cq->depth) {
+        cq->error = 1;
+        cq->st.overflows++;
+        if (q->state != NSIM_QPS_ERR)
+            qp_fail(q, NONE, NSIM_WC_WR_FLUSH_ERR, NONE, NSIM_WC_WR_FLUSH_ERR);
+        return;
+    }
+    cq->pend[(cq->pend_head + cq->pend_len++) % cq->depth] = *wc;
+    if (nsim_sim_schedule(h->sim, h->p->hca_cqe_write_ps, on_cqe, cq, 0, 0,
+                          NULL) != NSIM_OK)
+        oom(h);
+}
+
+/* ---- QPs: creation, state machine ---------------------------------------- */
+
+int nsim_qp_create_ex(nsim_hca *h, const nsim_qp_init_attr *a, nsim_qp **out)
+{
+    if (a->max_send_wr == 0 || a->max_send_wr > MAX_WR ||
+        a->max_recv_wr > MAX_WR || a->send_cq == NULL || a->recv_cq == NULL)
+        return NSIM_EINVAL;
+    nsim_qp *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return NSIM_ENOMEM;
+    q->next_owned = h->qps;
+    h->qps = q;
+    q->h = h;
+    q->qpn = h->next_qpn++;
+    q->scq = a->send_cq;
+    q->rcq = a->recv_cq;
+    q->sq_depth = a->max_send_wr;
+    q->rq_depth = a->max_recv_wr;
+    q->lq_cap = 16;
+    q->sq = calloc(q->sq_depth, sizeof *q->sq);
+    q->rq = calloc(q->rq_depth + 1, sizeof *q->rq);
+    q->lq = calloc(q->lq_cap, sizeof *q->lq);
+    if (q->sq == NULL || q->rq == NULL || q->lq == NULL)
+        return NSIM_ENOMEM;
+    const nsim_params *p = h->p;
+    /* the attribute is 5 bits wide (0..31) */
+    q->timeout_ps = p->ib_timeout_unit_ps
+                    << (p->ib_timeout_exp < 31 ? p->ib_timeout_exp : 31);
+    q->retry_cnt = (uint32_t)p->ib_retry_cnt;
+    q->max_rd_atomic = (uint32_t)p->ib_max_rd_atomic;
+    q->rate_mbps = p->qp_rate_limit_mbps;
+    *out = q;
+    return NSIM_OK;
+}
+
+int nsim_qp_create(nsim_hca *h, nsim_cq *send_cq, nsim_cq *recv_cq,
+                   uint32_t sq_depth, nsim_qp **out)
+{
+    nsim_qp_init_attr a = {send_cq, recv_cq, sq_depth, sq_depth};
+    return nsim_qp_create_ex(h, &a, out);
+}
+
 /* RoCE source-port entropy from the QP numbers (hardware-facts 3.6). */
 static uint32_t ecmp_pick(const nsim_qp *a, const nsim_qp *b, int roce)
 {
@@ -225,8 +503,8 @@ static uint32_t ecmp_pick(const nsim_qp *a, const nsim_qp *b, int roce)
     return 0xC000 | ((fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14));
 }
 
-int nsim_qp_connect(nsim_qp *qp, nsim_qp *remote, uint32_t local_mem,
-                    uint32_t remote_mem, nsim_err *err)
+static int setup_paths(nsim_qp *qp, nsim_qp *remote, uint32_t local_mem,
+                       uint32_t remote_mem, nsim_err *err)
 {
     nsim_hca *h = qp->h, *rh = remote->h;
     nsim_topo *t = h->topo;
@@ -234,9 +512,13 @@ int nsim_qp_connect(nsim_qp *qp, nsim_qp *remote, uint32_t local_mem,
     const nsim_device *rn = nsim_topo_device(t, rh->dev);
     int roce = ln->link_layer == NSIM_LL_ROCE;
     uint32_t pick = ecmp_pick(qp, remote, roce);
-    const nsim_route *r;
-    qp->remote = remote;
+    free_paths(qp);
     qp->mtu = ln->mtu_bytes < rn->mtu_bytes ? ln->mtu_bytes : rn->mtu_bytes;
+    if (qp->mtu_attr != 0 && qp->mtu_attr < qp->mtu)
+        qp->mtu = qp->mtu_attr;
+    if (qp->mtu == 0)
+        return NSIM_ERR(err, NSIM_ECONFIG, "hca: QP 0x%x: path MTU 0",
+                        qp->qpn);
     NSIM_TRY(copy_route(t, local_mem, h->dev, 0, &qp->read_path, &qp->nread,
                         err));
     NSIM_TRY(copy_route(t, h->dev, rh->dev, pick, &qp->net_path, &qp->nnet,
@@ -245,11 +527,192 @@ int nsim_qp_connect(nsim_qp *qp, nsim_qp *remote, uint32_t local_mem,
                         &qp->nwrite, err));
     NSIM_TRY(copy_route(t, rh->dev, h->dev, pick, &qp->ack_path, &qp->nack,
                         err));
-    NSIM_TRY(nsim_topo_route(t, h->dev, local_mem, &r, err));
-    /* the read request travels to the memory, which answers later */
-    qp->read_delay = r->lat_ps + h->p->gpu_memory_latency_ps;
+    NSIM_TRY(copy_route(t, remote_mem, rh->dev, 0, &qp->rread_path,
+                        &qp->nrread, err));
+    NSIM_TRY(copy_route(t, h->dev, local_mem, 0, &qp->lwrite_path,
+                        &qp->nlwrite, err));
+    NSIM_TRY(read_delay(h, local_mem, &qp->read_delay, err));
+    NSIM_TRY(read_delay(rh, remote_mem, &qp->rread_delay, err));
+    qp->remote = remote;
     return NSIM_OK;
 }
+
+static void timer_stop(nsim_qp *q)
+{
+    if (q->timer_armed)
+        (void)nsim_sim_cancel(q->h->sim, q->timer);
+    q->timer_armed = 0;
+}
+
+static void sq_release(nsim_qp *q, uint64_t upto)
+{
+    q->sq_free = upto;
+    if (q->blocked) {
+        q->st.blocked_ps += nsim_sim_now(q->h->sim) - q->blocked_since;
+        q->blocked = 0;
+    }
+}
+
+/* Empties every queue without completions (-> RESET). */
+static void qp_clear(nsim_qp *q)
+{
+    timer_stop(q);
+    q->epoch++;
+    q->sq_free = q->sq_head = q->sq_next = q->sq_tail = 0;
+    q->rq_head = q->rq_cons = q->rq_tail = 0;
+    q->lq_head = q->lq_tail = 0;
+    q->next_psn = q->acked_psn = q->epsn = 0;
+    q->retries = q->rd_out = q->rx_since_ack = 0;
+    q->resp_gap = q->nak_sent = 0;
+    if (q->blocked)
+        sq_release(q, 0);
+}
+
+static nsim_wc_opcode wc_opcode(nsim_wr_opcode op)
+{
+    switch (op) {
+    case NSIM_WR_SEND:
+    case NSIM_WR_SEND_WITH_IMM:
+        return NSIM_WC_SEND;
+    case NSIM_WR_RDMA_READ:
+        return NSIM_WC_RDMA_READ;
+    default:
+        return NSIM_WC_RDMA_WRITE;
+    }
+}
+
+/* -> ERR: the WR at sq_idx completes with s, the receive at rq_idx with
+ * rs, every other outstanding WR of either queue with WR_FLUSH_ERR
+ * (signaled or not), in queue order. */
+static void qp_fail(nsim_qp *q, uint64_t sq_idx, nsim_wc_status s,
+                    uint64_t rq_idx, nsim_wc_status rs)
+{
+    if (q->state == NSIM_QPS_ERR)
+        return;
+    q->state = NSIM_QPS_ERR;
+    timer_stop(q);
+    q->epoch++;
+    uint64_t head = q->sq_head, tail = q->sq_tail;
+    uint64_t rhead = q->rq_head, rtail = q->rq_tail;
+    q->sq_head = q->sq_next = q->sq_tail;
+    q->rq_head = q->rq_cons = q->rq_tail;
+    q->lq_head = q->lq_tail;
+    q->rd_out = 0;
+    for (uint64_t i = head; i < tail; i++) {
+        const wr_ent *e = &q->sq[i % q->sq_depth];
+        nsim_wc wc = {e->wr.wr_id, i == sq_idx ? s : NSIM_WC_WR_FLUSH_ERR,
+                      wc_opcode(e->wr.opcode), 0, 0, q->qpn};
+        push_cqe(q, q->scq, &wc);
+    }
+    sq_release(q, tail);
+    for (uint64_t i = rhead; i < rtail; i++) {
+        nsim_wc wc = {q->rq[i % (q->rq_depth + 1)].wr_id,
+                      i == rq_idx ? rs : NSIM_WC_WR_FLUSH_ERR, NSIM_WC_RECV,
+                      0, 0, q->qpn};
+        push_cqe(q, q->rcq, &wc);
+    }
+}
+
+static int legal(nsim_qp_state from, nsim_qp_state to)
+{
+    switch (to) {
+    case NSIM_QPS_RESET:
+    case NSIM_QPS_ERR:
+        return 1;
+    case NSIM_QPS_INIT:
+        return from == NSIM_QPS_RESET || from == NSIM_QPS_INIT;
+    case NSIM_QPS_RTR:
+        return from == NSIM_QPS_INIT;
+    case NSIM_QPS_RTS:
+        return from == NSIM_QPS_RTR || from == NSIM_QPS_RTS;
+    }
+    return 0;
+}
+
+static const char *state_name(nsim_qp_state s)
+{
+    static const char *const n[] = {"RESET", "INIT", "RTR", "RTS", "ERR"};
+    return (unsigned)s < 5 ? n[s] : "?";
+}
+
+static void apply_rts(nsim_qp *q, const nsim_qp_attr *a, int first)
+{
+    uint32_t m = a ? a->mask : 0;
+    const nsim_params *p = q->h->p;
+    if (first) {
+        q->next_psn = q->acked_psn = (m & NSIM_QP_ATTR_SQ_PSN) ? a->sq_psn : 0;
+        q->retries = 0;
+    }
+    if (m & NSIM_QP_ATTR_TIMEOUT)
+        q->timeout_ps = p->ib_timeout_unit_ps
+                        << (a->timeout < 31 ? a->timeout : 31);
+    if (m & NSIM_QP_ATTR_RETRY_CNT)
+        q->retry_cnt = a->retry_cnt;
+    if (m & NSIM_QP_ATTR_MAX_RD_ATOMIC)
+        q->max_rd_atomic = a->max_rd_atomic ? a->max_rd_atomic : 1;
+    if (m & NSIM_QP_ATTR_RATE_LIMIT)
+        q->rate_mbps = a->rate_limit_mbps;
+}
+
+int nsim_qp_modify(nsim_qp *q, nsim_qp_state to, const nsim_qp_attr *a,
+                   nsim_err *err)
+{
+    if (!legal(q->state, to))
+        return NSIM_ERR(err, NSIM_ESTATE, "QP 0x%x: %s -> %s not allowed",
+                        q->qpn, state_name(q->state), state_name(to));
+    uint32_t m = a ? a->mask : 0;
+    switch (to) {
+    case NSIM_QPS_RESET:
+        qp_clear(q);
+        break;
+    case NSIM_QPS_ERR:
+        qp_fail(q, NONE, NSIM_WC_WR_FLUSH_ERR, NONE, NSIM_WC_WR_FLUSH_ERR);
+        return NSIM_OK;
+    case NSIM_QPS_INIT:
+        if (m & NSIM_QP_ATTR_ACCESS)
+            q->access = a->access_flags;
+        break;
+    case NSIM_QPS_RTR:
+        if (a == NULL || a->dest_qp == NULL)
+            return NSIM_ERR(err, NSIM_EINVAL,
+                            "QP 0x%x: INIT -> RTR needs dest_qp", q->qpn);
+        q->mtu_attr = (m & NSIM_QP_ATTR_PATH_MTU) ? a->path_mtu : 0;
+        NSIM_TRY(setup_paths(q, a->dest_qp, a->local_mem, a->remote_mem,
+                             err));
+        q->epsn = (m & NSIM_QP_ATTR_RQ_PSN) ? a->rq_psn : 0;
+        q->nak_sent = 0;
+        q->rx_since_ack = 0;
+        break;
+    case NSIM_QPS_RTS:
+        apply_rts(q, a, q->state == NSIM_QPS_RTR);
+        break;
+    }
+    q->state = to;
+    return NSIM_OK;
+}
+
+int nsim_qp_connect(nsim_qp *qp, nsim_qp *remote, uint32_t local_mem,
+                    uint32_t remote_mem, nsim_err *err)
+{
+    nsim_qp_attr a = {.mask = NSIM_QP_ATTR_ACCESS,
+                      .access_flags = NSIM_ACCESS_LOCAL_WRITE |
+                                      NSIM_ACCESS_REMOTE_WRITE |
+                                      NSIM_ACCESS_REMOTE_READ,
+                      .dest_qp = remote,
+                      .local_mem = local_mem,
+                      .remote_mem = remote_mem};
+    NSIM_TRY(nsim_qp_modify(qp, NSIM_QPS_INIT, &a, err));
+    NSIM_TRY(nsim_qp_modify(qp, NSIM_QPS_RTR, &a, err));
+    return nsim_qp_modify(qp, NSIM_QPS_RTS, NULL, err);
+}
+
+void nsim_qp_set_land_hook(nsim_qp *qp, nsim_qp_land_fn *fn, void *ctx)
+{
+    qp->land_fn = fn;
+    qp->land_ctx = ctx;
+}
+
+/* ---- posting ------------------------------------------------------------ */
 
 static void hca_kick(nsim_hca *h);
 
@@ -261,7 +724,7 @@ static void ready_push(nsim_hca *h, nsim_qp *q)
         uint32_t cap = h->ready_cap ? h->ready_cap * 2 : 16;
         nsim_qp **r = malloc(cap * sizeof *r);
         if (r == NULL) {
-            nsim_sim_fail(h->sim, NSIM_ENOMEM, "hca: out of memory");
+            oom(h);
             return;
         }
         for (uint32_t i = 0; i < h->ready_len; i++)
@@ -277,53 +740,197 @@ static void ready_push(nsim_hca *h, nsim_qp *q)
 
 static int qp_has_ready_work(const nsim_qp *q)
 {
-    return q->sq_next != q->sq_tail && q->sq[q->sq_next % q->sq_depth].fetched;
+    if (q->state != NSIM_QPS_RTS || q->sq_next == q->sq_tail)
+        return 0;
+    const wr_ent *e = &q->sq[q->sq_next % q->sq_depth];
+    if (!e->fetched)
+        return 0;
+    return !(e->wr.opcode == NSIM_WR_RDMA_READ && !e->rd_counted &&
+             q->rd_out >= q->max_rd_atomic);
 }
 
-static void on_wqe_fetched(nsim_sim *sim, nsim_event *ev)
+static void wake(nsim_qp *q)
 {
-    nsim_qp *q = ev->target;
-    (void)sim;
-    q->sq[ev->arg.u64 % q->sq_depth].fetched = 1;
     if (qp_has_ready_work(q)) {
         ready_push(q->h, q);
         hca_kick(q->h);
     }
 }
 
-int nsim_qp_post_send(nsim_qp *q, const nsim_send_wr *wr)
+static void on_wqe_fetched(nsim_sim *sim, nsim_event *ev)
 {
-    if (q->remote == NULL)
-        return NSIM_ESTATE;
-    if (q->sq_tail - q->sq_head == q->sq_depth)
-        return NSIM_EAGAIN;
-    uint32_t idx = q->sq_tail++;
-    q->sq[idx % q->sq_depth] = (wr_ent){*wr, 0, 0, 0, 0};
-    q->st.wrs++;
-    return nsim_sim_schedule(q->h->sim,
-                             q->h->p->hca_doorbell_ps + q->h->p->hca_wqe_fetch_ps,
-                             on_wqe_fetched, q, 0, idx, NULL);
+    nsim_qp *q = ev->target;
+    (void)sim;
+    if ((uint8_t)(ev->arg.u64 >> 32) != q->epoch)
+        return;
+    q->sq[(uint32_t)ev->arg.u64 % q->sq_depth].fetched = 1;
+    wake(q);
 }
 
-void nsim_qp_set_land_hook(nsim_qp *qp, nsim_qp_land_fn *fn, void *ctx)
+int nsim_qp_post_send(nsim_qp *q, const nsim_send_wr *wr)
 {
-    qp->land_fn = fn;
-    qp->land_ctx = ctx;
+    if ((unsigned)wr->opcode > NSIM_WR_RDMA_READ)
+        return NSIM_EINVAL;
+    if (q->state == NSIM_QPS_ERR) {
+        nsim_wc wc = {wr->wr_id, NSIM_WC_WR_FLUSH_ERR,
+                      wc_opcode(wr->opcode), 0, 0, q->qpn};
+        q->st.wrs++;
+        push_cqe(q, q->scq, &wc);
+        return NSIM_OK;
+    }
+    if (q->state != NSIM_QPS_RTS)
+        return NSIM_ESTATE;
+    if (q->sq_tail - q->sq_free == q->sq_depth) {
+        if (!q->blocked) {
+            q->blocked = 1;
+            q->blocked_since = nsim_sim_now(q->h->sim);
+        }
+        return NSIM_EAGAIN;
+    }
+    uint64_t idx = q->sq_tail++;
+    q->sq[idx % q->sq_depth] = (wr_ent){.wr = *wr};
+    q->st.wrs++;
+    uint64_t arg = (uint64_t)(uint32_t)idx | ((uint64_t)q->epoch << 32);
+    const nsim_params *p = q->h->p;
+    return nsim_sim_schedule(q->h->sim,
+                             p->hca_doorbell_ps + p->hca_wqe_fetch_ps,
+                             on_wqe_fetched, q, 0, arg, NULL);
+}
+
+int nsim_qp_post_recv_wr(nsim_qp *q, const nsim_recv_wr *wr)
+{
+    if (q->state == NSIM_QPS_RESET)
+        return NSIM_ESTATE;
+    if (q->state == NSIM_QPS_ERR) {
+        nsim_wc wc = {wr->wr_id, NSIM_WC_WR_FLUSH_ERR, NSIM_WC_RECV, 0, 0,
+                      q->qpn};
+        push_cqe(q, q->rcq, &wc);
+        return NSIM_OK;
+    }
+    if (q->rq_tail - q->rq_head >= q->rq_depth)
+        return NSIM_EAGAIN;
+    q->rq[q->rq_tail++ % (q->rq_depth + 1)] = *wr;
+    return NSIM_OK;
 }
 
 int nsim_qp_post_recv(nsim_qp *q, uint64_t wr_id)
 {
-    if (q->rq_len == q->rq_depth)
-        return NSIM_EAGAIN;
-    q->rq[(q->rq_head + q->rq_len++) % q->rq_depth] = wr_id;
-    return NSIM_OK;
+    nsim_recv_wr wr = {wr_id, 0, 0, 0};
+    return nsim_qp_post_recv_wr(q, &wr);
+}
+
+/* ---- requester: timer, retries ------------------------------------------- */
+
+static void on_timer(nsim_sim *sim, nsim_event *ev);
+
+static void timer_start(nsim_qp *q)
+{
+    if (q->timer_armed)
+        return;
+    if (nsim_sim_schedule(q->h->sim, q->timeout_ps, on_timer, q, 0, q->epoch,
+                          &q->timer) != NSIM_OK) {
+        oom(q->h);
+        return;
+    }
+    q->timer_armed = 1;
+}
+
+/* Puts the packetizing cursor at psn: WRs wholly before it count as cut,
+ * the one holding it resumes there, later ones start over. */
+static void seek(nsim_qp *q, uint32_t psn)
+{
+    uint64_t i = q->sq_head;
+    for (; i < q->sq_tail; i++) {
+        wr_ent *e = &q->sq[i % q->sq_depth];
+        if (!e->assigned || e->psn_first + e->npkts > psn)
+            break;
+        e->sent = e->wr.bytes;
+        e->done_tx = 1;
+    }
+    q->sq_next = i;
+    for (uint64_t j = i; j < q->sq_tail; j++) {
+        wr_ent *e = &q->sq[j % q->sq_depth];
+        e->done_tx = 0;
+        e->sent = 0;
+        if (j == i && e->assigned && psn > e->psn_first)
+            e->sent = (uint64_t)(psn - e->psn_first) * q->mtu;
+    }
+    q->next_psn = psn;
+    q->gen++; /* DMA reads of the abandoned pass are not sent */
+}
+
+/* Go-back-N from the first unacknowledged PSN, or ERR after retry_cnt
+ * retries without progress. */
+static void retry(nsim_qp *q)
+{
+    if (q->retries >= q->retry_cnt) {
+        qp_fail(q, q->sq_head, NSIM_WC_RETRY_EXC_ERR, NONE,
+                NSIM_WC_WR_FLUSH_ERR);
+        return;
+    }
+    q->retries++;
+    q->st.retransmits += q->next_psn - q->acked_psn;
+    seek(q, q->acked_psn);
+    timer_stop(q);
+    timer_start(q);
+    wake(q);
+}
+
+static void on_timer(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_qp *q = ev->target;
+    (void)sim;
+    q->timer_armed = 0;
+    if (ev->arg.u64 != q->epoch || q->state != NSIM_QPS_RTS ||
+        q->acked_psn == q->next_psn)
+        return;
+    q->st.timeouts++;
+    retry(q);
+}
+
+/* Completes, in order, the WRs the ACKs have covered. */
+static void complete_acked(nsim_qp *q)
+{
+    int rd_freed = 0;
+    while (q->sq_head < q->sq_next) {
+        wr_ent *e = &q->sq[q->sq_head % q->sq_depth];
+        int rd = e->wr.opcode == NSIM_WR_RDMA_READ;
+        if (e->psn_last >= q->acked_psn || (rd && !e->landed))
+            break;
+        if (rd) {
+            q->rd_out--;
+            rd_freed = 1;
+        }
+        uint64_t idx = q->sq_head++;
+        if (e->wr.signaled) {
+            nsim_wc wc = {e->wr.wr_id, NSIM_WC_SUCCESS,
+                          wc_opcode(e->wr.opcode), e->wr.bytes, 0, q->qpn};
+            sq_release(q, idx + 1);
+            push_cqe(q, q->scq, &wc);
+            if (q->state == NSIM_QPS_ERR)
+                return;
+        }
+    }
+    if (rd_freed)
+        wake(q);
+}
+
+/* An ACK (or implicit ACK) for every PSN before psn. */
+static void progress(nsim_qp *q, uint32_t psn)
+{
+    if (psn <= q->acked_psn)
+        return;
+    q->acked_psn = psn;
+    q->retries = 0;
+    if (psn > q->next_psn) /* ACK of a packet sent before a rewind */
+        seek(q, psn);
+    timer_stop(q);
+    if (q->acked_psn != q->next_psn)
+        timer_start(q);
+    complete_acked(q);
 }
 
 /* ---- requester: packets out ------------------------------------------ */
-
-#define TAG(idx, psn) (((uint64_t)(idx) << 32) | (psn))
-#define TAG_IDX(t) ((uint32_t)((t) >> 32))
-#define TAG_PSN(t) ((uint32_t)(t))
 
 static void on_wire_done(nsim_sim *sim, nsim_piece *p);
 static void on_ack(nsim_sim *sim, nsim_piece *p);
@@ -335,47 +942,106 @@ static void on_read_done(nsim_sim *sim, nsim_piece *p)
     nsim_piece *w;
     (void)sim;
     h->reads_in_flight--;
-    if (nsim_fabric_piece(h->fab, &w) != NSIM_OK) {
-        nsim_sim_fail(h->sim, NSIM_ENOMEM, "hca: out of memory");
-        return;
+    if (TAG_EPOCH(p->tag) == (q->epoch & 15u) &&
+        TAG_GEN(p->tag) == q->gen) {
+        if (nsim_fabric_piece(h->fab, &w) != NSIM_OK) {
+            oom(h);
+            return;
+        }
+        *w = (nsim_piece){q->net_path, q->nnet, 0, p->bytes, p->hdr_flags,
+                          on_wire_done, q, p->tag, 0, NULL};
+        h->st.packets_tx++;
+        h->st.bytes_tx += p->bytes;
+        if (nsim_fabric_send(h->fab, w) != NSIM_OK)
+            oom(h);
     }
-    *w = (nsim_piece){q->net_path, q->nnet, 0, p->bytes, p->hdr_flags,
-                      on_wire_done, q, p->tag, 0, NULL};
-    h->st.packets_tx++;
-    h->st.bytes_tx += p->bytes;
-    if (nsim_fabric_send(h->fab, w) != NSIM_OK)
-        nsim_sim_fail(h->sim, NSIM_ENOMEM, "hca: out of memory");
     hca_kick(h);
 }
 
-/* Cuts the next packet of q's current WR and starts its payload read. */
+/* First cut of a WR: assigns its PSNs and checks its local buffer. */
+static int wr_start(nsim_qp *q, wr_ent *e)
+{
+    int rd = e->wr.opcode == NSIM_WR_RDMA_READ;
+    if (!e->assigned) {
+        e->psn_first = q->next_psn;
+        e->npkts = e->wr.bytes ? (uint32_t)((e->wr.bytes + q->mtu - 1) / q->mtu)
+                               : 1;
+        e->psn_last = e->psn_first + e->npkts - 1;
+        e->assigned = 1;
+    }
+    if (e->wr.lkey != 0) {
+        e->lmr = mr_check(q->h, e->wr.lkey, e->wr.local_off, e->wr.bytes,
+                          rd ? NSIM_ACCESS_LOCAL_WRITE : 0);
+        if (e->lmr == NULL)
+            return -1;
+    }
+    if (rd && !e->rd_counted) {
+        e->rd_counted = 1;
+        q->rd_out++;
+    }
+    return 0;
+}
+
+static void rate_wait(nsim_qp *q, uint64_t wire_bytes)
+{
+    nsim_time now = nsim_sim_now(q->h->sim);
+    nsim_time start = q->next_tx_ps > now ? q->next_tx_ps : now;
+    q->next_tx_ps = start + wire_bytes * 8000000ull / q->rate_mbps;
+}
+
+/* Cuts the next packet of q's current WR (a READ: its request) and starts
+ * its DMA read. */
 static int send_packet(nsim_hca *h, nsim_qp *q)
 {
-    uint32_t idx = q->sq_next;
+    uint64_t idx = q->sq_next;
     wr_ent *e = &q->sq[idx % q->sq_depth];
+    int rd = e->wr.opcode == NSIM_WR_RDMA_READ;
+    if (e->sent == 0 && wr_start(q, e) != 0) {
+        qp_fail(q, idx, NSIM_WC_LOC_PROT_ERR, NONE, NSIM_WC_WR_FLUSH_ERR);
+        return NSIM_OK;
+    }
     uint64_t left = e->wr.bytes - e->sent;
-    uint64_t n = left < q->mtu ? left : q->mtu;
-    uint32_t flags = (e->sent == 0 ? NSIM_PIECE_FIRST : 0);
-    e->sent += n;
-    uint32_t psn = q->next_psn++;
+    uint64_t n = rd ? 0 : (left < q->mtu ? left : q->mtu);
+    uint32_t flags = (e->sent == 0 || rd ? NSIM_PIECE_FIRST : 0);
+    uint32_t psn = q->next_psn;
+    e->sent = rd ? e->wr.bytes : e->sent + n;
+    q->next_psn = rd ? e->psn_first + e->npkts : psn + 1;
     if (e->sent == e->wr.bytes) {
-        flags |= NSIM_PIECE_LAST;
-        e->psn_last = psn;
+        flags |= rd ? 0 : NSIM_PIECE_LAST;
         e->done_tx = 1;
         q->sq_next++;
     }
     nsim_piece *p;
     NSIM_TRY(nsim_fabric_piece(h->fab, &p));
-    *p = (nsim_piece){q->read_path, q->nread, 0, n, flags, on_read_done, q,
-                      TAG(idx, psn), q->read_delay, NULL};
+    /* a READ request passes the DMA pipe empty, to stay behind earlier
+     * packets */
+    *p = (nsim_piece){e->lmr && !rd ? e->lmr->to_nic : q->read_path,
+                      e->lmr && !rd ? e->lmr->nto : q->nread, 0, n, flags,
+                      on_read_done, q,
+                      TAG(rd ? PK_READ_REQ : PK_DATA, q->epoch, q->gen,
+                          idx % q->sq_depth, psn),
+                      e->lmr && !rd ? e->lmr->read_delay : q->read_delay,
+                      NULL};
     q->st.packets++;
     q->st.bytes += n;
+    if (q->rate_mbps)
+        rate_wait(q, n + h->p->ib_header_bytes);
+    timer_start(q);
     h->reads_in_flight++;
     return nsim_fabric_send(h->fab, p);
 }
 
+static void on_rate_wake(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_qp *q = ev->target;
+    (void)sim;
+    q->wake_pending = 0;
+    wake(q);
+}
+
 static void hca_kick(nsim_hca *h)
 {
+    nsim_time now = nsim_sim_now(h->sim);
     while (h->ready_len > 0 &&
            h->reads_in_flight < h->p->hca_dma_read_outstanding) {
         nsim_qp *q = h->ready[h->ready_head];
@@ -384,8 +1050,18 @@ static void hca_kick(nsim_hca *h)
         q->in_ready = 0;
         if (!qp_has_ready_work(q))
             continue;
+        if (q->rate_mbps && q->next_tx_ps > now) {
+            if (!q->wake_pending &&
+                nsim_sim_schedule_at(h->sim, q->next_tx_ps, on_rate_wake, q,
+                                     0, 0, NULL) != NSIM_OK) {
+                oom(h);
+                return;
+            }
+            q->wake_pending = 1;
+            continue;
+        }
         if (send_packet(h, q) != NSIM_OK) {
-            nsim_sim_fail(h->sim, NSIM_ENOMEM, "hca: out of memory");
+            oom(h);
             return;
         }
         if (qp_has_ready_work(q))
@@ -395,82 +1071,370 @@ static void hca_kick(nsim_hca *h)
 
 /* ---- responder -------------------------------------------------------- */
 
-static void on_write_done(nsim_sim *sim, nsim_piece *p)
+static void send_ack(nsim_qp *q, unsigned kind, uint64_t req_tag,
+                     uint32_t psn)
 {
-    nsim_qp *q = p->ctx; /* the requester QP; the responder is q->remote */
-    nsim_qp *r = q->remote;
-    (void)sim;
-    if (!(p->hdr_flags & NSIM_PIECE_LAST))
-        return;
-    const wr_ent *e = &q->sq[TAG_IDX(p->tag) % q->sq_depth];
-    if (r->land_fn != NULL)
-        r->land_fn(r->land_ctx, r, e->wr.wr_id, e->wr.bytes);
-    if (e->wr.opcode != NSIM_WR_RDMA_WRITE_WITH_IMM)
-        return;
-    if (r->rq_len == 0) {
-        /* RNR: NCCL always pre-posts; treat as a model error */
-        nsim_sim_fail(sim, NSIM_ESIM,
-                      "QP 0x%x: WRITE_WITH_IMM with no receive posted",
-                      r->qpn);
+    nsim_hca *rh = q->remote->h;
+    nsim_piece *w;
+    if (nsim_fabric_piece(rh->fab, &w) != NSIM_OK) {
+        oom(rh);
         return;
     }
-    uint64_t wr_id = r->rq[r->rq_head];
-    r->rq_head = (r->rq_head + 1) % r->rq_depth;
-    r->rq_len--;
-    nsim_wc wc = {wr_id, NSIM_WC_SUCCESS, NSIM_WC_RECV_RDMA_WITH_IMM,
-                  e->wr.bytes, e->wr.imm, r->qpn};
-    push_cqe(r->h, r->rcq, &wc);
+    *w = (nsim_piece){q->ack_path, q->nack, 0, 0, NSIM_PIECE_ACK, on_ack, q,
+                      TAG(kind, TAG_EPOCH(req_tag), 0, 0, psn), 0, NULL};
+    rh->st.acks_tx++;
+    if (kind != PK_ACK)
+        q->remote->st.naks_tx++;
+    if (nsim_fabric_send(rh->fab, w) != NSIM_OK)
+        oom(rh);
+}
+
+/* ACK every ib_ack_every_packets packets and every message's last. */
+static void ack_maybe(nsim_qp *q, nsim_qp *r, uint64_t tag, int last)
+{
+    if (last || ++r->rx_since_ack >= r->h->p->ib_ack_every_packets) {
+        r->rx_since_ack = 0;
+        send_ack(q, PK_ACK, tag, r->epsn - 1);
+    }
+}
+
+/* A responder error: NAK the requester and take the responder to ERR. */
+static void rx_fail(nsim_qp *q, nsim_qp *r, uint64_t tag, unsigned nak,
+                    uint64_t rq_idx, nsim_wc_status rs)
+{
+    send_ack(q, nak, tag, TAG_PSN(tag));
+    qp_fail(r, NONE, NSIM_WC_WR_FLUSH_ERR, rq_idx, rs);
+}
+
+static int lq_push(nsim_qp *r, land_rec **out)
+{
+    if (r->lq_tail - r->lq_head == r->lq_cap) {
+        uint32_t cap = 2 * r->lq_cap;
+        land_rec *n = malloc(cap * sizeof *n);
+        if (n == NULL)
+            return NSIM_ENOMEM;
+        for (uint64_t s = r->lq_head; s < r->lq_tail; s++)
+            n[s % cap] = r->lq[s % r->lq_cap];
+        free(r->lq);
+        r->lq = n;
+        r->lq_cap = cap;
+    }
+    r->rx_rec = r->lq_tail++;
+    *out = &r->lq[r->rx_rec % r->lq_cap];
+    return NSIM_OK;
+}
+
+/* Takes the next receive WR for an incoming message (RNR is not
+ * modelled: NCCL always pre-posts). */
+static int take_recv(nsim_qp *r, uint64_t *out)
+{
+    if (r->rq_cons == r->rq_tail) {
+        nsim_sim_fail(r->h->sim, NSIM_ESIM,
+                      "QP 0x%x: message needs a receive WR and none is "
+                      "posted (RNR is not modelled)",
+                      r->qpn);
+        return -1;
+    }
+    *out = r->rq_cons++;
+    return 0;
+}
+
+/* First packet of a message: access checks, receive WR for SEND, where
+ * the data lands. Returns 0, or -1 after a NAK. */
+static int rx_begin(nsim_qp *q, nsim_qp *r, const wr_ent *e, uint64_t tag)
+{
+    land_rec *rec;
+    if (lq_push(r, &rec) != NSIM_OK) {
+        oom(r->h);
+        return -1;
+    }
+    *rec = (land_rec){e->wr.wr_id, e->wr.bytes, NONE, e->wr.imm, 0, 0};
+    r->rx_path = q->write_path;
+    r->rx_npath = q->nwrite;
+    nsim_wr_opcode op = e->wr.opcode;
+    if (op == NSIM_WR_RDMA_WRITE || op == NSIM_WR_RDMA_WRITE_WITH_IMM) {
+        const nsim_mr *mr = NULL;
+        if (!(r->access & NSIM_ACCESS_REMOTE_WRITE) ||
+            (e->wr.rkey != 0 &&
+             (mr = mr_check(r->h, e->wr.rkey, e->wr.remote_off, e->wr.bytes,
+                            NSIM_ACCESS_REMOTE_WRITE)) == NULL)) {
+            r->lq_tail--;
+            rx_fail(q, r, tag, PK_NAK_RACC, NONE, NSIM_WC_WR_FLUSH_ERR);
+            return -1;
+        }
+        if (mr != NULL) {
+            r->rx_path = mr->from_nic;
+            r->rx_npath = mr->nfrom;
+        }
+        return 0;
+    }
+    /* SEND: the receive WR's buffer */
+    uint64_t ri;
+    if (take_recv(r, &ri) != 0)
+        return -1;
+    const nsim_recv_wr *rw = &r->rq[ri % (r->rq_depth + 1)];
+    rec->recv = ri;
+    rec->op = NSIM_WC_RECV;
+    if (rw->lkey == 0)
+        return 0;
+    const nsim_mr *mr = mr_check(r->h, rw->lkey, rw->local_off, rw->length,
+                                 NSIM_ACCESS_LOCAL_WRITE);
+    if (mr == NULL || e->wr.bytes > rw->length) {
+        r->lq_tail--;
+        rx_fail(q, r, tag, mr == NULL ? PK_NAK_ROP : PK_NAK_RINV, ri,
+                mr == NULL ? NSIM_WC_LOC_PROT_ERR : NSIM_WC_LOC_LEN_ERR);
+        return -1;
+    }
+    r->rx_path = mr->from_nic;
+    r->rx_npath = mr->nfrom;
+    return 0;
+}
+
+static void on_land(nsim_sim *sim, nsim_piece *p);
+
+/* An in-sequence request packet of a WRITE or SEND. */
+static void rx_data(nsim_qp *q, nsim_qp *r, nsim_piece *p)
+{
+    const wr_ent *e = &q->sq[TAG_SLOT(p->tag)];
+    int last = (p->hdr_flags & NSIM_PIECE_LAST) != 0;
+    if ((p->hdr_flags & NSIM_PIECE_FIRST) && rx_begin(q, r, e, p->tag) != 0)
+        return;
+    land_rec *rec = &r->lq[r->rx_rec % r->lq_cap];
+    if (last && e->wr.opcode == NSIM_WR_RDMA_WRITE_WITH_IMM) {
+        if (take_recv(r, &rec->recv) != 0)
+            return;
+        rec->op = NSIM_WC_RECV_RDMA_WITH_IMM;
+    }
+    r->epsn++;
+    r->nak_sent = 0;
+    r->st.rx_packets++;
+    ack_maybe(q, r, p->tag, last);
+    nsim_piece *w;
+    if (nsim_fabric_piece(r->h->fab, &w) != NSIM_OK) {
+        oom(r->h);
+        return;
+    }
+    *w = (nsim_piece){r->rx_path, r->rx_npath, 0, p->bytes, p->hdr_flags,
+                      on_land, r, TAG(PK_LAND, r->epoch, 0, 0, r->rx_rec),
+                      0, NULL};
+    if (nsim_fabric_send(r->h->fab, w) != NSIM_OK)
+        oom(r->h);
+}
+
+/* Completes, in order, the messages whose data has landed. */
+static void land_drain(nsim_qp *r)
+{
+    while (r->lq_head < r->lq_tail && r->lq[r->lq_head % r->lq_cap].landed) {
+        land_rec rec = r->lq[r->lq_head++ % r->lq_cap];
+        uint8_t epoch = r->epoch;
+        if (r->land_fn != NULL)
+            r->land_fn(r->land_ctx, r, rec.req_wr_id, rec.bytes);
+        if (rec.recv == NONE || r->epoch != epoch)
+            continue;
+        nsim_wc wc = {r->rq[rec.recv % (r->rq_depth + 1)].wr_id,
+                      NSIM_WC_SUCCESS, rec.op, rec.bytes, rec.imm, r->qpn};
+        r->rq_head = rec.recv + 1;
+        push_cqe(r, r->rcq, &wc);
+        if (r->epoch != epoch)
+            return;
+    }
+}
+
+static void on_land(nsim_sim *sim, nsim_piece *p)
+{
+    nsim_qp *r = p->ctx;
+    (void)sim;
+    if (TAG_EPOCH(p->tag) != (r->epoch & 15u))
+        return;
+    r->st.rx_bytes += p->bytes;
+    if (!(p->hdr_flags & NSIM_PIECE_LAST))
+        return;
+    uint64_t seq = r->lq_head + (uint32_t)(TAG_PSN(p->tag) -
+                                           (uint32_t)r->lq_head);
+    r->lq[seq % r->lq_cap].landed = 1;
+    land_drain(r);
+}
+
+static void on_resp_read(nsim_sim *sim, nsim_piece *p);
+
+/* Sends READ response packets psn .. end-1 of WR e. */
+static void respond(nsim_qp *q, nsim_qp *r, const wr_ent *e, uint64_t tag,
+                    const nsim_mr *mr)
+{
+    uint32_t end = e->psn_first + e->npkts;
+    for (uint32_t k = TAG_PSN(tag); k < end; k++) {
+        uint64_t off = (uint64_t)(k - e->psn_first) * q->mtu;
+        uint64_t left = e->wr.bytes - off;
+        nsim_piece *w;
+        if (nsim_fabric_piece(r->h->fab, &w) != NSIM_OK) {
+            oom(r->h);
+            return;
+        }
+        *w = (nsim_piece){mr ? mr->to_nic : q->rread_path,
+                          mr ? mr->nto : q->nrread, 0,
+                          left < q->mtu ? left : q->mtu,
+                          k + 1 == end ? NSIM_PIECE_LAST : 0, on_resp_read, q,
+                          TAG(PK_READ_RESP, TAG_EPOCH(tag), 0,
+                              TAG_SLOT(tag), k),
+                          mr ? mr->read_delay : q->rread_delay, NULL};
+        if (nsim_fabric_send(r->h->fab, w) != NSIM_OK) {
+            oom(r->h);
+            return;
+        }
+    }
+}
+
+/* A READ request, new (in sequence) or repeated (duplicate). */
+static void rx_read(nsim_qp *q, nsim_qp *r, nsim_piece *p, int dup)
+{
+    const wr_ent *e = &q->sq[TAG_SLOT(p->tag)];
+    const nsim_mr *mr = NULL;
+    if (!(r->access & NSIM_ACCESS_REMOTE_READ) ||
+        (e->wr.rkey != 0 &&
+         (mr = mr_check(r->h, e->wr.rkey, e->wr.remote_off, e->wr.bytes,
+                        NSIM_ACCESS_REMOTE_READ)) == NULL)) {
+        rx_fail(q, r, p->tag, PK_NAK_RACC, NONE, NSIM_WC_WR_FLUSH_ERR);
+        return;
+    }
+    if (!dup) {
+        r->epsn = e->psn_first + e->npkts;
+        r->nak_sent = 0;
+        r->st.rx_packets++;
+    }
+    respond(q, r, e, p->tag, mr);
 }
 
 static void on_wire_done(nsim_sim *sim, nsim_piece *p)
+{
+    nsim_qp *q = p->ctx, *r = q->remote;
+    uint32_t psn = TAG_PSN(p->tag);
+    (void)sim;
+    if (lost(q->h, q, psn, 1) || TAG_EPOCH(p->tag) != (q->epoch & 15u) ||
+        r->state < NSIM_QPS_RTR || r->state == NSIM_QPS_ERR)
+        return; /* lost, stale, or the responder cannot receive */
+    int rd = TAG_KIND(p->tag) == PK_READ_REQ;
+    r->h->st.packets_rx++;
+    r->h->st.bytes_rx += p->bytes;
+    if (psn == r->epsn) {
+        if (rd)
+            rx_read(q, r, p, 0);
+        else
+            rx_data(q, r, p);
+    } else if (psn < r->epsn) {
+        r->st.rx_dup++;
+        if (rd)
+            rx_read(q, r, p, 1);
+        else
+            ack_maybe(q, r, p->tag, (p->hdr_flags & NSIM_PIECE_LAST) != 0);
+    } else {
+        r->st.rx_out_of_seq++;
+        if (!r->nak_sent) {
+            r->nak_sent = 1;
+            send_ack(q, PK_NAK_SEQ, p->tag, r->epsn);
+        }
+    }
+}
+
+/* ---- requester: ACKs, READ responses ----------------------------------- */
+
+static void on_read_landed(nsim_sim *sim, nsim_piece *p);
+static void on_read_resp_wire(nsim_sim *sim, nsim_piece *p);
+
+static void on_resp_read(nsim_sim *sim, nsim_piece *p)
 {
     nsim_qp *q = p->ctx;
     nsim_hca *rh = q->remote->h;
     nsim_piece *w;
     (void)sim;
-    rh->st.packets_rx++;
-    rh->st.bytes_rx += p->bytes;
-    int last = (p->hdr_flags & NSIM_PIECE_LAST) != 0;
-    if (last || ++q->remote->rx_since_ack >= rh->p->ib_ack_every_packets) {
-        q->remote->rx_since_ack = 0;
-        if (nsim_fabric_piece(rh->fab, &w) != NSIM_OK)
-            goto oom;
-        *w = (nsim_piece){q->ack_path, q->nack, 0, 0, NSIM_PIECE_ACK, on_ack,
-                          q, p->tag, 0, NULL};
-        rh->st.acks_tx++;
-        if (nsim_fabric_send(rh->fab, w) != NSIM_OK)
-            goto oom;
+    if (nsim_fabric_piece(rh->fab, &w) != NSIM_OK) {
+        oom(rh);
+        return;
     }
-    if (nsim_fabric_piece(rh->fab, &w) != NSIM_OK)
-        goto oom;
-    *w = (nsim_piece){q->write_path, q->nwrite, 0, p->bytes, p->hdr_flags,
-                      on_write_done, q, p->tag, 0, NULL};
+    *w = *p;
+    w->path = q->ack_path;
+    w->nhops = q->nack;
+    w->start_delay = 0;
+    w->done = on_read_resp_wire;
+    rh->st.packets_tx++;
+    rh->st.bytes_tx += p->bytes;
     if (nsim_fabric_send(rh->fab, w) != NSIM_OK)
-        goto oom;
-    return;
-oom:
-    nsim_sim_fail(rh->sim, NSIM_ENOMEM, "hca: out of memory");
+        oom(rh);
 }
 
-/* ---- requester: ACKs and send completions ----------------------------- */
+/* A READ response reached the requester's NIC: in order, it acknowledges
+ * every earlier PSN and goes to memory; a gap is a sequence error. */
+static void on_read_resp_wire(nsim_sim *sim, nsim_piece *p)
+{
+    nsim_qp *q = p->ctx;
+    uint32_t psn = TAG_PSN(p->tag);
+    nsim_piece *w;
+    (void)sim;
+    if (lost(q->remote->h, q, psn, 0) ||
+        TAG_EPOCH(p->tag) != (q->epoch & 15u) || q->state != NSIM_QPS_RTS)
+        return;
+    if (psn != q->acked_psn) {
+        if (psn > q->acked_psn && !q->resp_gap) {
+            q->resp_gap = 1;
+            q->st.naks++;
+            retry(q);
+        }
+        return;
+    }
+    q->resp_gap = 0;
+    const wr_ent *e = &q->sq[TAG_SLOT(p->tag)];
+    if (nsim_fabric_piece(q->h->fab, &w) != NSIM_OK) {
+        oom(q->h);
+        return;
+    }
+    *w = (nsim_piece){e->lmr ? e->lmr->from_nic : q->lwrite_path,
+                      e->lmr ? e->lmr->nfrom : q->nlwrite, 0, p->bytes,
+                      p->hdr_flags, on_read_landed, q, p->tag, 0, NULL};
+    if (nsim_fabric_send(q->h->fab, w) != NSIM_OK)
+        oom(q->h);
+    progress(q, psn + 1);
+}
+
+static void on_read_landed(nsim_sim *sim, nsim_piece *p)
+{
+    nsim_qp *q = p->ctx;
+    (void)sim;
+    if (TAG_EPOCH(p->tag) != (q->epoch & 15u))
+        return;
+    q->st.read_bytes += p->bytes;
+    if (!(p->hdr_flags & NSIM_PIECE_LAST))
+        return;
+    q->sq[TAG_SLOT(p->tag)].landed = 1;
+    complete_acked(q);
+}
 
 static void on_ack(nsim_sim *sim, nsim_piece *p)
 {
     nsim_qp *q = p->ctx;
     uint32_t psn = TAG_PSN(p->tag);
+    unsigned kind = TAG_KIND(p->tag);
     (void)sim;
-    q->st.acks++;
-    if (psn + 1 > q->acked_psn)
-        q->acked_psn = psn + 1;
-    while (q->sq_head != q->sq_next) {
-        wr_ent *e = &q->sq[q->sq_head % q->sq_depth];
-        if (!e->done_tx || e->psn_last >= q->acked_psn)
-            break;
-        if (e->wr.signaled) {
-            nsim_wc wc = {e->wr.wr_id, NSIM_WC_SUCCESS, NSIM_WC_RDMA_WRITE,
-                          e->wr.bytes, 0, q->qpn};
-            push_cqe(q->h, q->scq, &wc);
-        }
-        q->sq_head++;
+    if (lost(q->remote->h, q, psn, 0) ||
+        TAG_EPOCH(p->tag) != (q->epoch & 15u) || q->state != NSIM_QPS_RTS)
+        return;
+    if (kind == PK_ACK) {
+        q->st.acks++;
+        progress(q, psn + 1);
+        return;
     }
+    q->st.naks++;
+    if (psn < q->acked_psn)
+        return; /* stale */
+    progress(q, psn);
+    if (q->state != NSIM_QPS_RTS)
+        return;
+    if (kind == PK_NAK_SEQ) {
+        retry(q);
+        return;
+    }
+    /* the WR holding psn fails: it is the oldest outstanding one */
+    qp_fail(q, q->sq_head,
+            kind == PK_NAK_RACC   ? NSIM_WC_REM_ACCESS_ERR
+            : kind == PK_NAK_RINV ? NSIM_WC_REM_INV_REQ_ERR
+                                  : NSIM_WC_REM_OP_ERR,
+            NONE, NSIM_WC_WR_FLUSH_ERR);
 }

@@ -37,6 +37,8 @@
 
 #define MAX_QPS 128
 #define SLOTS NSIM_NCCL_STEPS
+#define CTS_FIFO_SLOTS 256 /* nccl 5.3: MAX_REQUESTS x MAX_RECVS */
+#define SLOT_BYTES (1ull << 30) /* nccl 5.6: at most 1 GiB per isend */
 #define WR_ID(conn, k) (((uint64_t)(conn) << 32) | ((k) & 0xffffffffu))
 #define WR_CONN(id) ((uint32_t)((id) >> 32))
 #define WR_SLICE(id) ((uint32_t)(id))
@@ -85,7 +87,10 @@ struct net_conn {
     nsim_time flush_ps; /* GDR flush read (sm < 90) before visibility */
     int gdr;
     uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
-    uint32_t reposts;
+    /* registered buffers (keys checked by the HCA model): the send
+     * staging slots, the receive slots, the sender's CTS FIFO and the
+     * receiver's shadow CTS entries */
+    nsim_mr *mr_send, *mr_recv, *mr_fifo, *mr_shadow;
 };
 
 static int get_hca(net_shared *sh, uint32_t dev, nsim_hca **out, nsim_err *err)
@@ -183,12 +188,14 @@ static void post_slice(net_conn *c, uint64_t k)
     for (uint32_t j = 0; j < m->nq; j++) {
         uint64_t n = size - off < per ? size - off : per;
         nsim_qp *q = m->qs[(r * m->nq + j) % m->nqps];
+        uint64_t at = (k % SLOTS) * SLOT_BYTES + off;
+        uint32_t lk = nsim_mr_lkey(c->mr_send), rk = nsim_mr_rkey(c->mr_recv);
         nsim_send_wr imm = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE_WITH_IMM, n,
-                            (uint32_t)n, 1};
+                            (uint32_t)n, 1, lk, at, rk, at};
         off += n;
         if (m->ar && n > c->sh->env->net->ar_threshold) {
             nsim_send_wr data = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE, n, 0,
-                                 0};
+                                 0, lk, at, rk, at};
             imm.bytes = 0;
             if (nsim_qp_post_send(q, &data) != NSIM_OK)
                 return fail(c, "send queue full");
@@ -208,8 +215,13 @@ static void post_receive(net_conn *c)
 {
     net_comm *m = c->m;
     uint64_t k = c->recv_posted++, r = m->next_req++;
-    nsim_send_wr cts = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE,
-                        c->sh->env->params->cts_entry_bytes, 0, 0};
+    /* the CTS write is unsignaled except once per 256 FIFO slots, which
+     * is enough to drain the send queue (nccl 5.3) */
+    uint64_t cts_bytes = c->sh->env->params->cts_entry_bytes;
+    uint64_t off = (k % CTS_FIFO_SLOTS) * cts_bytes;
+    nsim_send_wr cts = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE, cts_bytes, 0,
+                        k % CTS_FIFO_SLOTS == 0, nsim_mr_lkey(c->mr_shadow),
+                        off, nsim_mr_rkey(c->mr_fifo), off};
     c->rid[k % SLOTS] = r;
     c->recv_left[k % SLOTS] = (uint8_t)m->nq;
     for (uint32_t j = 0; j < m->nq; j++)
@@ -289,6 +301,16 @@ static void poll_cq(net_comm *m, int side)
         m->polls[side]++;
         m->cqes[side] += (uint64_t)n;
         for (int i = 0; i < n; i++) {
+            if (wc[i].status != NSIM_WC_SUCCESS) {
+                /* NCCL aborts: "NET/IB : Got completion with error" */
+                nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
+                              "net: completion with error %s on QP 0x%x",
+                              nsim_wc_status_str(wc[i].status),
+                              wc[i].qp_num);
+                return;
+            }
+            if (side && wc[i].opcode == NSIM_WC_RDMA_WRITE)
+                continue; /* a signaled CTS write drained the send queue */
             net_conn *c = m->sh->conn_of[WR_CONN(wc[i].wr_id)];
             uint32_t k = WR_SLICE(wc[i].wr_id) % SLOTS;
             if (side) {
@@ -299,6 +321,10 @@ static void poll_cq(net_comm *m, int side)
                 release_sends(c);
             }
         }
+    }
+    if (n < 0) {
+        nsim_sim_fail(m->sh->env->sim, NSIM_ESIM, "net: CQ overrun");
+        return;
     }
     m->empty_polls[side]++; /* the poll that ends the loop finds none */
 }
@@ -476,6 +502,28 @@ static int get_comm(net_shared *sh, const nsim_plan_conn *pc, uint32_t mem_s,
     return comm_qps(m, mem_s, mem_r, err);
 }
 
+/* The connection's buffers, registered on the comm's NICs. */
+static int register_buffers(net_conn *c, uint32_t mem_s, uint32_t mem_r,
+                            nsim_err *err)
+{
+    net_shared *sh = c->sh;
+    nsim_topo *t = sh->env->topo;
+    nsim_hca *hs = sh->hca[c->m->send_nic], *hr = sh->hca[c->m->recv_nic];
+    uint32_t cs = host_cpu(t, nsim_topo_rank_device(t, c->from));
+    uint32_t cr = host_cpu(t, nsim_topo_rank_device(t, c->to));
+    cs = cs != UINT32_MAX ? cs : mem_s;
+    cr = cr != UINT32_MAX ? cr : mem_r;
+    uint64_t fifo = CTS_FIFO_SLOTS * sh->env->params->cts_entry_bytes;
+    NSIM_TRY(nsim_mr_reg(hs, mem_s, SLOTS * SLOT_BYTES, 0, &c->mr_send, err));
+    NSIM_TRY(nsim_mr_reg(hr, mem_r, SLOTS * SLOT_BYTES,
+                         NSIM_ACCESS_LOCAL_WRITE | NSIM_ACCESS_REMOTE_WRITE,
+                         &c->mr_recv, err));
+    NSIM_TRY(nsim_mr_reg(hs, cs, fifo,
+                         NSIM_ACCESS_LOCAL_WRITE | NSIM_ACCESS_REMOTE_WRITE,
+                         &c->mr_fifo, err));
+    return nsim_mr_reg(hr, cr, fifo, 0, &c->mr_shadow, err);
+}
+
 static void on_prepost(nsim_sim *sim, nsim_event *ev)
 {
     net_conn *c = ev->target;
@@ -503,6 +551,7 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     memset(c->send_left, 0xff, sizeof c->send_left);
     NSIM_TRY(setup_paths(c, pc, &mem_s, &mem_r, err));
     NSIM_TRY(get_comm(sh, pc, mem_s, mem_r, &c->m, err));
+    NSIM_TRY(register_buffers(c, mem_s, mem_r, err));
     return nsim_sim_schedule(env->sim, 0, on_prepost, c, 0, 0, NULL);
 }
 
