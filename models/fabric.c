@@ -18,6 +18,8 @@ typedef struct server {
     nsim_time free_at;
     nsim_wire wire;
     uint32_t reverse; /* reverse server for NVLink responses, or self */
+    int down;         /* drops every piece */
+    uint64_t dropped;
     nsim_server_stats st;
 } server;
 
@@ -78,7 +80,7 @@ int nsim_fabric_create(nsim_sim *sim, const nsim_topo *topo,
             lat += s->lat_ps;
         (void)d;
         f->servers[i] = (server){l->bw, lat, 0, wire_of_link(l), l->reverse,
-                                 {0}};
+                                 0, 0, {0}};
     }
     f->nservers = n;
     *out = f;
@@ -110,7 +112,7 @@ int nsim_fabric_add_server(nsim_fabric *f, double bw, nsim_time lat_ps,
         f->cap = cap;
     }
     uint32_t id = f->nservers++;
-    f->servers[id] = (server){bw, lat_ps, 0, wire, id, {0}};
+    f->servers[id] = (server){bw, lat_ps, 0, wire, id, 0, 0, {0}};
     *out = id;
     return NSIM_OK;
 }
@@ -209,6 +211,11 @@ static void on_hop(nsim_sim *sim, nsim_event *ev)
 {
     nsim_fabric *f = ev->target;
     nsim_piece *p = (nsim_piece *)(uintptr_t)ev->arg.u64;
+    if (f->servers[p->path[p->hop]].down) {
+        f->servers[p->path[p->hop]].dropped++;
+        piece_free(f, p); /* lost on a down link */
+        return;
+    }
     if (++p->hop < p->nhops) {
         if (enter_server(f, p) != NSIM_OK)
             nsim_sim_fail(sim, NSIM_ENOMEM, "fabric: out of memory");
@@ -255,4 +262,14 @@ nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t id)
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
 {
     f->servers[id].bw = bw;
+}
+
+void nsim_fabric_set_down(nsim_fabric *f, uint32_t id, int down)
+{
+    f->servers[id].down = down;
+}
+
+uint64_t nsim_fabric_dropped(const nsim_fabric *f, uint32_t id)
+{
+    return f->servers[id].dropped;
 }

@@ -89,5 +89,9 @@ uint32_t nsim_fabric_nservers(const nsim_fabric *f);
 nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t server);
 /* Sets a server's bandwidth (faults, degraded links). */
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t server, double bw);
+/* A down server drops every piece that reaches it (the owner is not
+ * told: its transport must notice, as RC QPs do by timeout). */
+void nsim_fabric_set_down(nsim_fabric *f, uint32_t server, int down);
+uint64_t nsim_fabric_dropped(const nsim_fabric *f, uint32_t server);
 
 #endif

@@ -102,6 +102,10 @@ const nsim_param_info nsim_param_table[] = {
       "hosts), x3 for Simple: 3 us per ring step; a Simple ring step is "
       "2 slices with ~4 proxy actions each (isend, poll send, poll recv, "
       "repost): 3 us / 8 = 375 ns per action"),
+    P(net_reconnect_ps, TIME, "1 ms",
+      "nccl 5.2: a new NET connection is set up over a TCP socket (device "
+      "lists, QP metadata, a ready flag: several round trips) plus QP "
+      "creation and RTR/RTS transitions; order of a millisecond (L)"),
     P(gpu_memory_latency_ps, TIME, "600 ns",
       "hw 2.5: DMA read round trip device->memory ~0.5-1 us"),
     {NULL, 0, 0, NULL, NULL},

@@ -59,6 +59,7 @@ typedef struct nsim_params {
     uint64_t qp_rate_limit_mbps;
     /* proxy thread */
     nsim_time proxy_action_ps;
+    nsim_time net_reconnect_ps;
     nsim_time gpu_memory_latency_ps;
 } nsim_params;
 

@@ -40,8 +40,30 @@ int nsim_xport_stats_add_port(nsim_xport_stats *s, const nsim_port_record *r)
     return NSIM_OK;
 }
 
+int nsim_xport_stats_add_failover(nsim_xport_stats *s,
+                                  const nsim_failover_record *r)
+{
+    NSIM_TRY(grow((void **)&s->failovers, &s->failovers_cap, s->nfailovers,
+                  sizeof *r));
+    s->failovers[s->nfailovers++] = *r;
+    return NSIM_OK;
+}
+
+const char *nsim_failover_name(nsim_failover f)
+{
+    switch (f) {
+    case NSIM_FAILOVER_REBIND_QP:
+        return "rebind_qp";
+    case NSIM_FAILOVER_REBIND_NIC:
+        return "rebind_nic";
+    default:
+        return "fail";
+    }
+}
+
 void nsim_xport_stats_free(nsim_xport_stats *s)
 {
+    free(s->failovers);
     free(s->qps);
     free(s->cqs);
     free(s->ports);

@@ -34,6 +34,48 @@ typedef struct nsim_net_knobs {
 
 #define NSIM_NET_KNOBS_DEFAULT {0, -1, 8192, 0}
 
+/* A fault plan (scenario "faults") and the failover policy per channel. */
+typedef enum nsim_fault_kind {
+    NSIM_FAULT_QP_ERROR,      /* a connection's QP pair forced to ERR */
+    NSIM_FAULT_PORT_DOWN,     /* a NIC port goes down: its QPs to ERR */
+    NSIM_FAULT_LINK_DOWN,     /* a network link drops every packet */
+    NSIM_FAULT_LINK_DEGRADED, /* a link's bandwidth drops to bw */
+    NSIM_FAULT_LOSS,          /* random packet loss on a NIC's packets */
+} nsim_fault_kind;
+
+typedef enum nsim_failover {
+    NSIM_FAILOVER_REBIND_QP,  /* move the work to the connection's other QPs */
+    NSIM_FAILOVER_REBIND_NIC, /* a new connection on another NIC */
+    NSIM_FAILOVER_FAIL,       /* stop the collective with a report */
+} nsim_failover;
+
+typedef struct nsim_fault {
+    nsim_fault_kind kind;
+    nsim_time at_ps;          /* from the start of the run */
+    int32_t channel, from, to; /* -1: any */
+    uint32_t qp;              /* QP index within the connection */
+    uint32_t dev;             /* NIC device (port_down, loss) */
+    uint32_t link;            /* directed link a -> b (link faults) */
+    double bw;                /* link_degraded: new bandwidth, bytes/s */
+    double prob;              /* loss probability per packet */
+} nsim_fault;
+
+typedef struct nsim_fault_plan {
+    const nsim_fault *faults;
+    uint32_t nfaults;
+    nsim_failover policy[NSIM_MAX_CHANNELS];
+} nsim_fault_plan;
+
+const char *nsim_failover_name(nsim_failover f);
+
+/* One failover that happened (observability). */
+typedef struct nsim_failover_record {
+    nsim_time at_ps;
+    uint32_t channel, from, to;
+    nsim_failover action;
+    char what[160];
+} nsim_failover_record;
+
 typedef struct nsim_xport_env {
     nsim_sim *sim;
     nsim_fabric *fab;
@@ -41,6 +83,7 @@ typedef struct nsim_xport_env {
     const nsim_params *params;
     const nsim_plan *plan;
     const nsim_net_knobs *net;
+    const nsim_fault_plan *faults; /* never NULL */
     void *exec;
     void (*arrived)(void *exec, uint32_t conn);
     void (*credit)(void *exec, uint32_t conn);
@@ -73,12 +116,16 @@ typedef struct nsim_xport_stats {
     uint32_t ncqs, cqs_cap;
     nsim_port_record *ports;
     uint32_t nports, ports_cap;
+    nsim_failover_record *failovers;
+    uint32_t nfailovers, failovers_cap;
 } nsim_xport_stats;
 
 /* Appends one record (grows the array); NSIM_ENOMEM on failure. */
 int nsim_xport_stats_add_qp(nsim_xport_stats *s, const nsim_qp_record *r);
 int nsim_xport_stats_add_cq(nsim_xport_stats *s, const nsim_cq_record *r);
 int nsim_xport_stats_add_port(nsim_xport_stats *s, const nsim_port_record *r);
+int nsim_xport_stats_add_failover(nsim_xport_stats *s,
+                                  const nsim_failover_record *r);
 void nsim_xport_stats_free(nsim_xport_stats *s);
 
 typedef struct nsim_transport_ops {
@@ -99,6 +146,8 @@ typedef struct nsim_transport_ops {
     int (*consumed)(void *state);
     /* Optional: appends the transport's QPs, CQs and ports to st. */
     int (*report)(void *shared, nsim_xport_stats *st);
+    /* Optional: a fault of the plan strikes now. */
+    int (*fault)(void *shared, const nsim_fault *f);
 } nsim_transport_ops;
 
 extern const nsim_transport_ops nsim_p2p_transport;

@@ -35,63 +35,7 @@
 #include "models/ib/hca.h"
 #include "models/transport.h"
 
-#define MAX_QPS 128
-#define SLOTS NSIM_NCCL_STEPS
-#define CTS_FIFO_SLOTS 256 /* nccl 5.3: MAX_REQUESTS x MAX_RECVS */
-#define SLOT_BYTES (1ull << 30) /* nccl 5.6: at most 1 GiB per isend */
-#define WR_ID(conn, k) (((uint64_t)(conn) << 32) | ((k) & 0xffffffffu))
-#define WR_CONN(id) ((uint32_t)((id) >> 32))
-#define WR_SLICE(id) ((uint32_t)(id))
-
-typedef struct proxy {
-    nsim_time free_at;
-} proxy;
-
-typedef struct net_conn net_conn;
-typedef struct net_comm net_comm;
-
-typedef struct net_shared {
-    const nsim_xport_env *env;
-    nsim_hca **hca;   /* per device, created on first use */
-    proxy *proxies;   /* per rank */
-    net_conn **conn_of; /* per plan connection id */
-    net_comm **comms;
-    uint32_t ncomms, comms_cap;
-} net_shared;
-
-typedef enum act { ACT_ISEND, ACT_REPOST, ACT_POLL_SEND, ACT_POLL_RECV } act;
-
-struct net_comm {
-    net_shared *sh;
-    uint32_t from, to, send_nic, recv_nic;
-    nsim_qp *qs[MAX_QPS], *qr[MAX_QPS];
-    nsim_cq *cq_s, *cq_r;
-    uint32_t nqps, nq; /* QPs, QPs per request */
-    int ar;            /* adaptive routing on this comm */
-    uint64_t next_req; /* request ids, assigned by the receiver */
-    uint8_t queued[2]; /* a poll of each side already waits */
-    uint64_t polls[2], empty_polls[2], cqes[2];
-};
-
-struct net_conn {
-    net_shared *sh;
-    net_comm *m;
-    uint32_t conn, from, to;
-    uint32_t stage_path[64], nstage;    /* sm [+ GPU -> host memory] */
-    uint32_t host_read[64], nhost_read; /* host -> GPU (no GDR) */
-    uint64_t sizes[SLOTS];
-    uint64_t rid[SLOTS];                 /* request id of each receive */
-    uint8_t send_left[SLOTS], recv_left[SLOTS]; /* QPs yet to complete */
-    uint64_t issued, written, cts, posted, send_done;
-    uint64_t recv_posted, recv_done;
-    nsim_time flush_ps; /* GDR flush read (sm < 90) before visibility */
-    int gdr;
-    uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
-    /* registered buffers (keys checked by the HCA model): the send
-     * staging slots, the receive slots, the sender's CTS FIFO and the
-     * receiver's shadow CTS entries */
-    nsim_mr *mr_send, *mr_recv, *mr_fifo, *mr_shadow;
-};
+#include "models/ib/net_int.h"
 
 static int get_hca(net_shared *sh, uint32_t dev, nsim_hca **out, nsim_err *err)
 {
@@ -112,8 +56,10 @@ static int net_init(const nsim_xport_env *env, void **shared, nsim_err *err)
     sh->hca = calloc(nsim_topo_ndevices(env->topo), sizeof *sh->hca);
     sh->proxies = calloc(env->plan->nranks, sizeof *sh->proxies);
     sh->conn_of = calloc(env->plan->nconns, sizeof *sh->conn_of);
+    sh->nic_down = calloc(nsim_topo_ndevices(env->topo), 1);
     *shared = sh;
-    if (sh->hca == NULL || sh->proxies == NULL || sh->conn_of == NULL)
+    if (sh->hca == NULL || sh->proxies == NULL || sh->conn_of == NULL ||
+        sh->nic_down == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
     return NSIM_OK;
 }
@@ -131,6 +77,8 @@ static void net_fini(void *shared)
     free(sh->hca);
     free(sh->proxies);
     free(sh->conn_of);
+    free(sh->nic_down);
+    nsim_xport_stats_free(&sh->log);
     free(sh);
 }
 
@@ -172,64 +120,105 @@ static void comm_do(net_comm *m, act a)
     proxy_do(m->sh, side ? m->to : m->from, on_comm_action, m, a);
 }
 
-static void fail(net_conn *c, const char *what)
+void nsim__net_fail(net_conn *c, const char *what)
 {
     nsim_sim_fail(c->sh->env->sim, NSIM_ESIM, "net: %s on connection %u",
                   what, c->conn);
 }
 
-/* Posts the pieces of slice k on the QPs of its request. */
-static void post_slice(net_conn *c, uint64_t k)
+/* The comm's QPs still in RTS, in index order. */
+void nsim__net_live(net_comm *m)
 {
-    net_comm *m = c->m;
-    uint64_t size = c->sizes[k % SLOTS], r = c->rid[k % SLOTS];
-    uint64_t per = ((size + m->nq - 1) / m->nq + 127) / 128 * 128, off = 0;
-    c->send_left[k % SLOTS] = (uint8_t)m->nq;
-    for (uint32_t j = 0; j < m->nq; j++) {
-        uint64_t n = size - off < per ? size - off : per;
-        nsim_qp *q = m->qs[(r * m->nq + j) % m->nqps];
-        uint64_t at = (k % SLOTS) * SLOT_BYTES + off;
-        uint32_t lk = nsim_mr_lkey(c->mr_send), rk = nsim_mr_rkey(c->mr_recv);
-        nsim_send_wr imm = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE_WITH_IMM, n,
-                            (uint32_t)n, 1, lk, at, rk, at};
-        off += n;
-        if (m->ar && n > c->sh->env->net->ar_threshold) {
-            nsim_send_wr data = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE, n, 0,
-                                 0, lk, at, rk, at};
-            imm.bytes = 0;
-            if (nsim_qp_post_send(q, &data) != NSIM_OK)
-                return fail(c, "send queue full");
-        }
-        if (nsim_qp_post_send(q, &imm) != NSIM_OK)
-            return fail(c, "send queue full");
-    }
+    m->nlive = 0;
+    for (uint32_t i = 0; i < m->nqps; i++)
+        if (!m->dead[i])
+            m->live[m->nlive++] = i;
 }
 
-static void try_isend(net_conn *c)
+/* Posts piece j of slice k on its QP: its 128-byte-aligned share of the
+ * slice as one signaled RDMA_WRITE_WITH_IMM, or with adaptive routing
+ * above the threshold an unsignaled RDMA_WRITE plus a zero-byte
+ * WRITE_WITH_IMM. */
+void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j)
 {
-    while (c->posted < c->written && c->posted < c->cts)
+    net_comm *m = c->m;
+    uint32_t np = c->npieces[k % SLOTS];
+    uint64_t size = c->sizes[k % SLOTS];
+    uint64_t per = ((size + np - 1) / np + 127) / 128 * 128;
+    uint64_t off = per * j < size ? per * j : size;
+    uint64_t n = size - off < per ? size - off : per;
+    nsim_qp *q = m->qs[c->qmap[k % SLOTS][j]];
+    uint64_t at = (k % SLOTS) * SLOT_BYTES + off;
+    uint32_t lk = nsim_mr_lkey(c->mr_send), rk = nsim_mr_rkey(c->mr_recv);
+    nsim_send_wr imm = {WR_ID(c->conn, j, k), NSIM_WR_RDMA_WRITE_WITH_IMM, n,
+                        (uint32_t)n, 1, lk, at, rk, at};
+    if (m->ar && n > c->sh->env->net->ar_threshold) {
+        nsim_send_wr data = {WR_ID(c->conn, j, k), NSIM_WR_RDMA_WRITE, n, 0, 0,
+                             lk, at, rk, at};
+        imm.bytes = 0;
+        if (nsim_qp_post_send(q, &data) != NSIM_OK)
+            return nsim__net_fail(c, "send queue full");
+    }
+    if (nsim_qp_post_send(q, &imm) != NSIM_OK)
+        nsim__net_fail(c, "send queue full");
+}
+
+static void post_slice(net_conn *c, uint64_t k)
+{
+    c->send_left[k % SLOTS] = c->npieces[k % SLOTS];
+    memset(c->got_send[k % SLOTS], 0, c->npieces[k % SLOTS]);
+    for (uint32_t j = 0; j < c->npieces[k % SLOTS]; j++)
+        nsim__net_post_piece(c, k, j);
+}
+
+void nsim__net_try_isend(net_conn *c)
+{
+    while (!c->paused && c->posted < c->written && c->posted < c->cts)
         post_slice(c, c->posted++);
 }
 
-static void post_receive(net_conn *c)
+void nsim__net_post_recv_piece(net_conn *c, uint64_t k, uint32_t j)
+{
+    nsim_qp *q = c->m->qr[c->qmap[k % SLOTS][j]];
+    if (nsim_qp_post_recv(q, WR_ID(c->conn, j, k)) != NSIM_OK)
+        nsim__net_fail(c, "receive queue full");
+}
+
+/* The CTS entry for receive k, RDMA-written into the sender's FIFO on the
+ * first live QP; unsignaled except once per 256 FIFO slots, which is
+ * enough to drain the send queue (nccl 5.3). */
+void nsim__net_post_cts(net_conn *c, uint64_t k)
 {
     net_comm *m = c->m;
-    uint64_t k = c->recv_posted++, r = m->next_req++;
-    /* the CTS write is unsignaled except once per 256 FIFO slots, which
-     * is enough to drain the send queue (nccl 5.3) */
     uint64_t cts_bytes = c->sh->env->params->cts_entry_bytes;
     uint64_t off = (k % CTS_FIFO_SLOTS) * cts_bytes;
-    nsim_send_wr cts = {WR_ID(c->conn, k), NSIM_WR_RDMA_WRITE, cts_bytes, 0,
+    nsim_send_wr cts = {WR_ID(c->conn, 0, k), NSIM_WR_RDMA_WRITE, cts_bytes, 0,
                         k % CTS_FIFO_SLOTS == 0, nsim_mr_lkey(c->mr_shadow),
                         off, nsim_mr_rkey(c->mr_fifo), off};
-    c->rid[k % SLOTS] = r;
-    c->recv_left[k % SLOTS] = (uint8_t)m->nq;
-    for (uint32_t j = 0; j < m->nq; j++)
-        if (nsim_qp_post_recv(m->qr[(r * m->nq + j) % m->nqps],
-                              WR_ID(c->conn, k)) != NSIM_OK)
-            return fail(c, "receive queue full");
-    if (nsim_qp_post_send(m->qr[0], &cts) != NSIM_OK)
-        fail(c, "CTS send queue full");
+    if (nsim_qp_post_send(m->qr[m->live[0]], &cts) != NSIM_OK)
+        nsim__net_fail(c, "CTS send queue full");
+}
+
+/* A receive takes the comm's next request id r and maps its pieces onto
+ * QP (r x nq + j) over the live QPs (nq = 1, or all of them when data is
+ * split), then grants it with a CTS. */
+void nsim__net_post_receive(net_conn *c)
+{
+    net_comm *m = c->m;
+    if (c->paused) {
+        c->deferred++;
+        return;
+    }
+    uint64_t k = c->recv_posted++, r = m->next_req++;
+    uint32_t nq = m->nq < m->nlive ? m->nq : m->nlive;
+    c->npieces[k % SLOTS] = (uint8_t)nq;
+    c->recv_left[k % SLOTS] = (uint8_t)nq;
+    memset(c->got_recv[k % SLOTS], 0, nq);
+    for (uint32_t j = 0; j < nq; j++) {
+        c->qmap[k % SLOTS][j] = (uint8_t)m->live[(r * nq + j) % m->nlive];
+        nsim__net_post_recv_piece(c, k, j);
+    }
+    nsim__net_post_cts(c, k);
 }
 
 static void on_conn_action(nsim_sim *sim, nsim_event *ev)
@@ -238,9 +227,9 @@ static void on_conn_action(nsim_sim *sim, nsim_event *ev)
     (void)sim;
     if ((act)ev->arg.u64 == ACT_ISEND) {
         c->queued[0] = 0;
-        try_isend(c);
+        nsim__net_try_isend(c);
     } else {
-        post_receive(c);
+        nsim__net_post_receive(c);
     }
 }
 
@@ -271,15 +260,15 @@ static void release_recvs(net_conn *c)
             /* the data sits in host memory; the GPU reads it over PCIe */
             nsim_piece *p;
             if (nsim_fabric_piece(e->fab, &p) != NSIM_OK)
-                return fail(c, "out of memory");
+                return nsim__net_fail(c, "out of memory");
             *p = (nsim_piece){c->host_read, c->nhost_read, 0,
                               c->sizes[k % SLOTS], 0, on_host_read, c, k, 0,
                               NULL};
             if (nsim_fabric_send(e->fab, p) != NSIM_OK)
-                return fail(c, "out of memory");
+                return nsim__net_fail(c, "out of memory");
         } else if (nsim_sim_schedule(e->sim, c->flush_ps, on_visible, c, 0, k,
                                      NULL) != NSIM_OK) {
-            return fail(c, "out of memory");
+            return nsim__net_fail(c, "out of memory");
         }
     }
 }
@@ -292,6 +281,28 @@ static void release_sends(net_conn *c)
     }
 }
 
+void nsim__net_release(net_conn *c)
+{
+    release_recvs(c);
+    release_sends(c);
+}
+
+/* A piece completed; a duplicate (the piece was also sent again after a
+ * failover) counts once. */
+static void piece_done(net_conn *c, int side, uint32_t k, uint32_t j)
+{
+    uint8_t *got = side ? &c->got_recv[k % SLOTS][j] : &c->got_send[k % SLOTS][j];
+    uint8_t *left = side ? &c->recv_left[k % SLOTS] : &c->send_left[k % SLOTS];
+    if (*got || *left == 0xff || *left == 0)
+        return;
+    *got = 1;
+    (*left)--;
+    if (side)
+        release_recvs(c);
+    else
+        release_sends(c);
+}
+
 static void poll_cq(net_comm *m, int side)
 {
     nsim_wc wc[4]; /* NCCL polls 4 CQEs at a time, while it finds some */
@@ -302,27 +313,16 @@ static void poll_cq(net_comm *m, int side)
         m->cqes[side] += (uint64_t)n;
         for (int i = 0; i < n; i++) {
             if (wc[i].status != NSIM_WC_SUCCESS) {
-                /* NCCL aborts: "NET/IB : Got completion with error" */
-                nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
-                              "net: completion with error %s on QP 0x%x",
-                              nsim_wc_status_str(wc[i].status),
-                              wc[i].qp_num);
-                return;
+                nsim__net_on_error(m, &wc[i]);
+                continue;
             }
             if (side && wc[i].opcode == NSIM_WC_RDMA_WRITE)
                 continue; /* a signaled CTS write drained the send queue */
             net_conn *c = m->sh->conn_of[WR_CONN(wc[i].wr_id)];
-            uint32_t k = WR_SLICE(wc[i].wr_id) % SLOTS;
-            if (side) {
-                c->recv_left[k]--;
-                release_recvs(c);
-            } else {
-                c->send_left[k]--;
-                release_sends(c);
-            }
+            piece_done(c, side, WR_SLICE(wc[i].wr_id), WR_PIECE(wc[i].wr_id));
         }
     }
-    if (n < 0) {
+    if (n < 0 && !m->retired) {
         nsim_sim_fail(m->sh->env->sim, NSIM_ESIM, "net: CQ overrun");
         return;
     }
@@ -359,6 +359,8 @@ static void on_cts(void *ctx, nsim_qp *qp, uint64_t wr_id, uint64_t bytes)
     net_conn *c = m->sh->conn_of[WR_CONN(wr_id)];
     (void)qp;
     (void)bytes;
+    if (c->m != m || WR_SLICE(wr_id) != (uint32_t)c->cts)
+        return; /* a CTS of an abandoned comm, or one sent again */
     c->cts++;
     conn_do(c, ACT_ISEND);
 }
@@ -463,20 +465,12 @@ static int comm_qps(net_comm *m, uint32_t mem_s, uint32_t mem_r, nsim_err *err)
     return NSIM_OK;
 }
 
-/* The comm for a connection: a new one, or (shared mode) the one already
- * set up between the same ranks on the same NICs. */
-static int get_comm(net_shared *sh, const nsim_plan_conn *pc, uint32_t mem_s,
-                    uint32_t mem_r, net_comm **out, nsim_err *err)
+/* A new comm between the connection's ranks on the given NICs. */
+int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
+                       uint32_t send_nic, uint32_t recv_nic, uint32_t mem_s,
+                       uint32_t mem_r, net_comm **out, nsim_err *err)
 {
     const nsim_net_knobs *k = sh->env->net;
-    for (uint32_t i = 0; k->shared_comms && i < sh->ncomms; i++) {
-        net_comm *m = sh->comms[i];
-        if (m->from == pc->from && m->to == pc->to &&
-            m->send_nic == pc->send_nic && m->recv_nic == pc->recv_nic) {
-            *out = m;
-            return NSIM_OK;
-        }
-    }
     if (sh->ncomms == sh->comms_cap) {
         uint32_t cap = sh->comms_cap ? sh->comms_cap * 2 : 64;
         net_comm **a = realloc(sh->comms, cap * sizeof *a);
@@ -489,22 +483,40 @@ static int get_comm(net_shared *sh, const nsim_plan_conn *pc, uint32_t mem_s,
     if (m == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
     sh->comms[sh->ncomms++] = m;
-    const nsim_device *ns = nsim_topo_device(sh->env->topo, pc->send_nic);
+    const nsim_device *ns = nsim_topo_device(sh->env->topo, send_nic);
     *m = (net_comm){.sh = sh, .from = pc->from, .to = pc->to,
-                    .send_nic = pc->send_nic, .recv_nic = pc->recv_nic,
+                    .send_nic = send_nic, .recv_nic = recv_nic,
                     .nqps = pc->nqps ? pc->nqps : 1};
     if (m->nqps > MAX_QPS)
         return NSIM_ERR(err, NSIM_EINVAL, "net: at most %d QPs", MAX_QPS);
     m->nq = k->split_data_on_qps ? m->nqps : 1;
     m->ar = k->adaptive_routing < 0 ? ns->link_layer == NSIM_LL_IB
                                     : k->adaptive_routing;
+    nsim__net_live(m);
     *out = m;
     return comm_qps(m, mem_s, mem_r, err);
 }
 
+/* The comm for a connection: a new one, or (shared mode) the one already
+ * set up between the same ranks on the same NICs. */
+static int get_comm(net_shared *sh, const nsim_plan_conn *pc, uint32_t mem_s,
+                    uint32_t mem_r, net_comm **out, nsim_err *err)
+{
+    for (uint32_t i = 0; sh->env->net->shared_comms && i < sh->ncomms; i++) {
+        net_comm *m = sh->comms[i];
+        if (m->from == pc->from && m->to == pc->to && !m->retired &&
+            m->send_nic == pc->send_nic && m->recv_nic == pc->recv_nic) {
+            *out = m;
+            return NSIM_OK;
+        }
+    }
+    return nsim__net_new_comm(sh, pc, pc->send_nic, pc->recv_nic, mem_s, mem_r,
+                              out, err);
+}
+
 /* The connection's buffers, registered on the comm's NICs. */
-static int register_buffers(net_conn *c, uint32_t mem_s, uint32_t mem_r,
-                            nsim_err *err)
+int nsim__net_register(net_conn *c, uint32_t mem_s, uint32_t mem_r,
+                       nsim_err *err)
 {
     net_shared *sh = c->sh;
     nsim_topo *t = sh->env->topo;
@@ -551,7 +563,9 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     memset(c->send_left, 0xff, sizeof c->send_left);
     NSIM_TRY(setup_paths(c, pc, &mem_s, &mem_r, err));
     NSIM_TRY(get_comm(sh, pc, mem_s, mem_r, &c->m, err));
-    NSIM_TRY(register_buffers(c, mem_s, mem_r, err));
+    c->mem_s = mem_s;
+    c->mem_r = mem_r;
+    NSIM_TRY(nsim__net_register(c, mem_s, mem_r, err));
     return nsim_sim_schedule(env->sim, 0, on_prepost, c, 0, 0, NULL);
 }
 
@@ -589,11 +603,16 @@ static int report_comm(const net_comm *m, uint32_t id, nsim_xport_stats *st)
             const nsim_qp *q = side ? m->qr[i] : m->qs[i];
             const nsim_qp *peer = side ? m->qs[i] : m->qr[i];
             nsim_qp_counters k = nsim_qp_get_counters(q);
+            static const char *const states[] = {"RESET", "INIT", "RTR",
+                                                 "RTS", "ERR"};
+            nsim_qp_state qs = nsim_qp_get_state(q);
             nsim_qp_record r = {id, i, side,
                                 side ? m->recv_nic : m->send_nic,
                                 side ? m->send_nic : m->recv_nic,
-                                nsim_qp_num(q), nsim_qp_num(peer), "RTS",
-                                k.wrs, k.bytes, k.packets, k.acks, 0};
+                                nsim_qp_num(q), nsim_qp_num(peer),
+                                (unsigned)qs < 5 ? states[qs] : "?",
+                                k.wrs, k.bytes, k.packets, k.acks,
+                                k.retransmits};
             NSIM_TRY(nsim_xport_stats_add_qp(st, &r));
         }
     for (uint32_t side = 0; side < 2; side++) {
@@ -626,6 +645,8 @@ static int net_report(void *shared, nsim_xport_stats *st)
                               k.bytes_rx, k.acks_tx};
         NSIM_TRY(nsim_xport_stats_add_port(st, &r));
     }
+    for (uint32_t i = 0; i < sh->log.nfailovers; i++)
+        NSIM_TRY(nsim_xport_stats_add_failover(st, &sh->log.failovers[i]));
     return NSIM_OK;
 }
 
@@ -638,4 +659,5 @@ const nsim_transport_ops nsim_net_transport = {
     .send = net_send,
     .consumed = net_consumed,
     .report = net_report,
+    .fault = nsim__net_fault,
 };

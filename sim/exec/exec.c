@@ -160,10 +160,56 @@ static void on_start(nsim_sim *sim, nsim_event *ev)
 }
 
 static const nsim_net_knobs default_knobs = NSIM_NET_KNOBS_DEFAULT;
+static const nsim_fault_plan no_faults = {NULL, 0, {NSIM_FAILOVER_REBIND_QP}};
+
+/* A fault of the plan strikes: links change here, the rest is the
+ * transports' (QPs, ports, loss). */
+static void on_fault(nsim_sim *sim, nsim_event *ev)
+{
+    exec *ex = ev->target;
+    const nsim_fault *f = &ex->env.faults->faults[ev->arg.u64];
+    const nsim_link *l;
+    switch (f->kind) {
+    case NSIM_FAULT_LINK_DOWN:
+    case NSIM_FAULT_LINK_DEGRADED:
+        l = nsim_topo_link(ex->env.topo, f->link);
+        for (int d = 0; d < 2; d++) {
+            uint32_t id = nsim_fabric_link_server(d ? l->reverse : f->link);
+            if (f->kind == NSIM_FAULT_LINK_DOWN)
+                nsim_fabric_set_down(ex->fab, id, 1);
+            else
+                nsim_fabric_set_bw(ex->fab, id, f->bw);
+        }
+        break;
+    default:
+        for (int k = 0; k < 2; k++)
+            if (ex->inited[k] && transports[k]->fault != NULL &&
+                transports[k]->fault(ex->shared[k], f) != NSIM_OK)
+                nsim_sim_fail(sim, NSIM_ENOMEM, "executor: out of memory");
+        break;
+    }
+}
+
+static int schedule_faults(exec *ex, nsim_err *err)
+{
+    const nsim_fault_plan *fp = ex->env.faults;
+    for (uint32_t i = 0; i < fp->nfaults; i++) {
+        const nsim_fault *f = &fp->faults[i];
+        if (f->channel >= 0 && (uint32_t)f->channel >= ex->plan->nchannels)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "faults[%u]: channel %d, but the plan has %u "
+                            "channels",
+                            i, f->channel, ex->plan->nchannels);
+        if (nsim_sim_schedule_at(ex->sim, f->at_ps, on_fault, ex, 0, i, NULL))
+            return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+    }
+    return NSIM_OK;
+}
 
 static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
-                 const nsim_net_knobs *net, nsim_err *err)
+                 const nsim_exec_opts *opts, nsim_err *err)
 {
+    const nsim_net_knobs *net = opts->net;
     const nsim_plan *p = ex->plan;
     ex->nlanes = p->nlanes;
     ex->lanes = calloc(ex->nlanes, sizeof *ex->lanes);
@@ -172,8 +218,9 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     ex->max_inflight = NSIM_NCCL_STEPS / p->slice_steps;
     ex->env = (nsim_xport_env){ex->sim, ex->fab, topo, params, p,
-                               net ? net : &default_knobs, ex, cb_arrived,
-                               cb_credit};
+                               net ? net : &default_knobs,
+                               opts->faults ? opts->faults : &no_faults, ex,
+                               cb_arrived, cb_credit};
     for (uint32_t i = 0; i < ex->nlanes; i++) {
         lane_rt *l = &ex->lanes[i];
         const nsim_device *g =
@@ -270,7 +317,9 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
     if (rc == NSIM_OK)
         rc = nsim_fabric_create(ex.sim, topo, params, &ex.fab, err);
     if (rc == NSIM_OK)
-        rc = setup(&ex, topo, params, opts->net, err);
+        rc = setup(&ex, topo, params, opts, err);
+    if (rc == NSIM_OK)
+        rc = schedule_faults(&ex, err);
     if (rc == NSIM_OK)
         rc = nsim_sim_schedule(ex.sim, params->kernel_launch_ps, on_start, &ex,
                                0, 0, NULL);

@@ -49,7 +49,8 @@ typedef struct nsim_exec_result {
 typedef struct nsim_exec_opts {
     uint64_t seed;
     int want_stats;
-    const nsim_net_knobs *net; /* NULL: NCCL's defaults */
+    const nsim_net_knobs *net;      /* NULL: NCCL's defaults */
+    const nsim_fault_plan *faults;  /* NULL: no faults */
 } nsim_exec_opts;
 
 NSIM_NODISCARD int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * net_int.h - private to the NET transport (net.c, net_failover.c): the
+ * comm, connection and shared state, and the functions the two share.
+ */
+#ifndef NSIM_MODELS_IB_NET_INT_H
+#define NSIM_MODELS_IB_NET_INT_H
+
+#include "models/ib/hca.h"
+#include "models/transport.h"
+
+#define MAX_QPS 128
+#define SLOTS NSIM_NCCL_STEPS
+#define CTS_FIFO_SLOTS 256 /* nccl 5.3: MAX_REQUESTS x MAX_RECVS */
+#define SLOT_BYTES (1ull << 30) /* nccl 5.6: at most 1 GiB per isend */
+/* wr_id: connection (24 bits), piece (8), slice (32) */
+#define WR_ID(conn, j, k)                                                    \
+    (((uint64_t)(conn) << 40) | ((uint64_t)(j) << 32) | ((k)&0xffffffffu))
+#define WR_CONN(id) ((uint32_t)((id) >> 40))
+#define WR_PIECE(id) ((uint32_t)(((id) >> 32) & 0xff))
+#define WR_SLICE(id) ((uint32_t)(id))
+
+typedef struct proxy {
+    nsim_time free_at;
+} proxy;
+
+typedef struct net_conn net_conn;
+typedef struct net_comm net_comm;
+
+typedef struct net_shared {
+    const nsim_xport_env *env;
+    nsim_hca **hca;   /* per device, created on first use */
+    proxy *proxies;   /* per rank */
+    net_conn **conn_of; /* per plan connection id */
+    net_comm **comms;
+    uint32_t ncomms, comms_cap;
+    uint8_t *nic_down;  /* per device: port down by a fault */
+    nsim_xport_stats log; /* failovers that happened */
+} net_shared;
+
+typedef enum act { ACT_ISEND, ACT_REPOST, ACT_POLL_SEND, ACT_POLL_RECV } act;
+
+struct net_comm {
+    net_shared *sh;
+    uint32_t from, to, send_nic, recv_nic;
+    nsim_qp *qs[MAX_QPS], *qr[MAX_QPS];
+    nsim_cq *cq_s, *cq_r;
+    uint32_t nqps, nq; /* QPs, QPs per request */
+    int ar;            /* adaptive routing on this comm */
+    uint64_t next_req; /* request ids, assigned by the receiver */
+    uint8_t dead[MAX_QPS]; /* QP pair in ERR, no longer used */
+    uint32_t live[MAX_QPS], nlive;
+    int retired;       /* abandoned for another NIC pair */
+    uint8_t queued[2]; /* a poll of each side already waits */
+    uint64_t polls[2], empty_polls[2], cqes[2];
+};
+
+struct net_conn {
+    net_shared *sh;
+    net_comm *m;
+    uint32_t conn, from, to;
+    uint32_t stage_path[64], nstage;    /* sm [+ GPU -> host memory] */
+    uint32_t host_read[64], nhost_read; /* host -> GPU (no GDR) */
+    uint64_t sizes[SLOTS];
+    /* per slice: its pieces (one per QP of the request), the QP of each
+     * piece, which pieces completed on each side, and how many are left
+     * (0xff: slot not in use) */
+    uint8_t npieces[SLOTS];
+    uint8_t qmap[SLOTS][MAX_QPS];
+    uint8_t got_send[SLOTS][MAX_QPS], got_recv[SLOTS][MAX_QPS];
+    uint8_t send_left[SLOTS], recv_left[SLOTS];
+    uint32_t mem_s, mem_r; /* where the buffers live (GPU, or host) */
+    int paused;          /* moving to another NIC pair */
+    uint32_t deferred;   /* receives to post once unpaused */
+    uint64_t issued, written, cts, posted, send_done;
+    uint64_t recv_posted, recv_done;
+    nsim_time flush_ps; /* GDR flush read (sm < 90) before visibility */
+    int gdr;
+    uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
+    /* registered buffers (keys checked by the HCA model): the send
+     * staging slots, the receive slots, the sender's CTS FIFO and the
+     * receiver's shadow CTS entries */
+    nsim_mr *mr_send, *mr_recv, *mr_fifo, *mr_shadow;
+};
+
+
+/* net.c */
+void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j);
+void nsim__net_post_recv_piece(net_conn *c, uint64_t k, uint32_t j);
+void nsim__net_post_cts(net_conn *c, uint64_t k);
+void nsim__net_post_receive(net_conn *c);
+void nsim__net_try_isend(net_conn *c);
+void nsim__net_release(net_conn *c);
+void nsim__net_fail(net_conn *c, const char *what);
+int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
+                       uint32_t send_nic, uint32_t recv_nic, uint32_t mem_s,
+                       uint32_t mem_r, net_comm **out, nsim_err *err);
+int nsim__net_register(net_conn *c, uint32_t mem_s, uint32_t mem_r,
+                       nsim_err *err);
+void nsim__net_live(net_comm *m);
+
+/* net_failover.c */
+void nsim__net_on_error(net_comm *m, const nsim_wc *wc);
+int nsim__net_fault(void *shared, const nsim_fault *f);
+
+#endif
