@@ -96,6 +96,12 @@ static void print_xport(FILE *f, const nsim_topo *t, const nsim_exec_result *r)
                 (unsigned long long)q->acks,
                 (unsigned long long)q->retransmits);
     }
+    for (uint32_t i = 0; i < x->nfailovers; i++) {
+        const nsim_failover_record *fr = &x->failovers[i];
+        fprintf(f, "# failover at %.3f us: channel %u, rank %u -> %u: %s: %s\n",
+                (double)fr->at_ps / 1e6, fr->channel, fr->from, fr->to,
+                nsim_failover_name(fr->action), fr->what);
+    }
     fprintf(f, "# CQs: connection, side, depth, CQEs, polls, empty polls\n");
     for (uint32_t i = 0; i < x->ncqs; i++) {
         const nsim_cq_record *c = &x->cqs[i];
@@ -166,6 +172,18 @@ static cJSON *xport_json(const nsim_topo *t, const nsim_xport_stats *x)
         cJSON_AddNumberToObject(e, "cqes", (double)x->cqs[i].cqes);
         cJSON_AddNumberToObject(e, "polls", (double)x->cqs[i].polls);
         cJSON_AddNumberToObject(e, "empty_polls", (double)x->cqs[i].empty_polls);
+    }
+    cJSON *fo = cJSON_AddArrayToObject(o, "failovers");
+    for (uint32_t i = 0; fo && i < x->nfailovers; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(fo, e);
+        cJSON_AddNumberToObject(e, "at_us", (double)x->failovers[i].at_ps / 1e6);
+        cJSON_AddNumberToObject(e, "channel", x->failovers[i].channel);
+        cJSON_AddNumberToObject(e, "from", x->failovers[i].from);
+        cJSON_AddNumberToObject(e, "to", x->failovers[i].to);
+        cJSON_AddStringToObject(e, "action",
+                                nsim_failover_name(x->failovers[i].action));
+        cJSON_AddStringToObject(e, "what", x->failovers[i].what);
     }
     cJSON *ports = cJSON_AddArrayToObject(o, "ports");
     for (uint32_t i = 0; ports && i < x->nports; i++) {

@@ -245,7 +245,9 @@ static int run_size(nsim_scenario *s, const run_opts *ro, uint64_t bytes,
     nsim_exec_result res = {0};
     nsim_plan_req req;
     double pred = -1;
-    nsim_exec_opts eo = {s->seed, keep, &s->net};
+    nsim_fault_plan fp;
+    NSIM_TRY(nsim_scenario_fault_plan(s, s->nchannels, &fp, err));
+    nsim_exec_opts eo = {s->seed, keep, &s->net, &fp};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     NSIM_TRY(request_for(s, bytes, &req, &pred, err));
@@ -418,7 +420,9 @@ static int load_with_opts(const char *cmd, int argc, char **argv,
     if ((rc = parse_opts(cmd, argc, argv, *out, ro, err)) != 0)
         return rc;
     nsim_scenario_resolve_channels(*out);
-    if (nsim_scenario_check_sizes(*out, err) != NSIM_OK)
+    nsim_fault_plan fp;
+    if (nsim_scenario_check_sizes(*out, err) != NSIM_OK ||
+        nsim_scenario_fault_plan(*out, (*out)->nchannels, &fp, err) != NSIM_OK)
         return -1;
     return 0;
 }

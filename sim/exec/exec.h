@@ -24,7 +24,8 @@
 #include "sim/topo/topo.h"
 
 typedef struct nsim_conn_stats {
-    uint64_t slices, bytes;
+    uint64_t slices, bytes;       /* handed to the transport */
+    uint64_t recv_slices, recv_bytes; /* consumed by the receiver */
     nsim_time blocked_credit_ps; /* sender waited for a free slot */
 } nsim_conn_stats;
 

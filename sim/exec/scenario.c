@@ -18,7 +18,12 @@ static const char *const top_keys[] = {
     "collective", "datatype", "op",        "min_bytes", "max_bytes",
     "step_factor", "step_bytes", "nchannels", "qps_per_connection",
     "buffsize", "protocol",  "algorithm",  "channel_mode", "env",
-    "seed",     "params",    "root",      NULL};
+    "seed",     "params",    "root",      "faults",   "failover",
+    "failover_channels", NULL};
+
+static const char *const fault_keys[] = {"at", "kind", "channel", "from",
+                                         "to", "qp", "nic", "a", "b", "bw",
+                                         "probability", "comment", NULL};
 
 uint32_t nsim_dtype_size(const char *name)
 {
@@ -40,6 +45,7 @@ void nsim_scenario_destroy(nsim_scenario *s)
 {
     if (s == NULL)
         return;
+    free(s->faults);
     nsim_topo_destroy(s->topo);
     free(s);
 }
@@ -344,6 +350,228 @@ void nsim_scenario_resolve_channels(nsim_scenario *s)
     s->nchannels = n;
 }
 
+static int parse_policy(const char *v, nsim_failover *out)
+{
+    static const char *const names[] = {"rebind_qp", "rebind_nic", "fail"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = (nsim_failover)i;
+            return NSIM_OK;
+        }
+    return NSIM_EINVAL;
+}
+
+static int fault_kind(const nsim_jctx *c, const char *p, const char *v,
+                      nsim_fault_kind *out)
+{
+    static const char *const names[] = {"qp_error", "port_down", "link_down",
+                                        "link_degraded", "loss"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = (nsim_fault_kind)i;
+            return NSIM_OK;
+        }
+    return nsim_jfail(c, p, "kind",
+                      "expected qp_error, port_down, link_down, "
+                      "link_degraded or loss, got \"%s\"",
+                      v);
+}
+
+static int fault_device(const nsim_jctx *c, const nsim_topo *t, const cJSON *o,
+                        const char *p, const char *key, nsim_dev_type want,
+                        uint32_t *out)
+{
+    const char *name = NULL;
+    NSIM_TRY(nsim_jget_string(c, o, p, key, 1, &name));
+    if (nsim_topo_find(t, name, out) != NSIM_OK)
+        return nsim_jfail(c, p, key, "unknown device \"%s\"", name);
+    if (want != NSIM_DEV__COUNT && nsim_topo_device(t, *out)->type != want)
+        return nsim_jfail(c, p, key, "\"%s\" is not a %s", name,
+                          nsim_dev_type_name(want));
+    return NSIM_OK;
+}
+
+/* The directed link a -> b, which must be a network link. */
+static int fault_link(const nsim_jctx *c, const nsim_topo *t, const cJSON *o,
+                      const char *p, uint32_t *out)
+{
+    uint32_t a, b;
+    NSIM_TRY(fault_device(c, t, o, p, "a", NSIM_DEV__COUNT, &a));
+    NSIM_TRY(fault_device(c, t, o, p, "b", NSIM_DEV__COUNT, &b));
+    const uint32_t *lk = nsim_topo_out(t, a);
+    for (uint32_t k = 0; k < nsim_topo_nout(t, a); k++) {
+        const nsim_link *l = nsim_topo_link(t, lk[k]);
+        if (l->dst != b)
+            continue;
+        if (l->type != NSIM_LINK_IB && l->type != NSIM_LINK_ROCE &&
+            l->type != NSIM_LINK_ETH)
+            return nsim_jfail(c, p, "a",
+                              "%s -> %s is a %s link; link faults apply to "
+                              "network links (ib, roce, eth)",
+                              nsim_topo_device(t, a)->name,
+                              nsim_topo_device(t, b)->name,
+                              nsim_link_type_name(l->type));
+        *out = lk[k];
+        return NSIM_OK;
+    }
+    return nsim_jfail(c, p, "b", "no link between \"%s\" and \"%s\"",
+                      nsim_topo_device(t, a)->name,
+                      nsim_topo_device(t, b)->name);
+}
+
+static int read_fault(const nsim_jctx *c, const nsim_topo *t, const cJSON *o,
+                      uint32_t i, nsim_fault *f)
+{
+    char p[32];
+    const char *kind = NULL;
+    int64_t v;
+    snprintf(p, sizeof p, "faults[%u]", i);
+    NSIM_TRY(nsim_jcheck_keys(c, o, p, fault_keys));
+    *f = (nsim_fault){.channel = -1, .from = -1, .to = -1};
+    NSIM_TRY(nsim_jget_time(c, o, p, "at", 1, &f->at_ps));
+    NSIM_TRY(nsim_jget_string(c, o, p, "kind", 1, &kind));
+    NSIM_TRY(fault_kind(c, p, kind, &f->kind));
+    v = -1;
+    NSIM_TRY(nsim_jget_int(c, o, p, "channel", 0, 0, NSIM_MAX_CHANNELS - 1, &v));
+    f->channel = (int32_t)v;
+    v = -1;
+    NSIM_TRY(nsim_jget_int(c, o, p, "from", 0, 0, nsim_topo_nranks(t) - 1, &v));
+    f->from = (int32_t)v;
+    v = -1;
+    NSIM_TRY(nsim_jget_int(c, o, p, "to", 0, 0, nsim_topo_nranks(t) - 1, &v));
+    f->to = (int32_t)v;
+    switch (f->kind) {
+    case NSIM_FAULT_QP_ERROR:
+        v = 0;
+        NSIM_TRY(nsim_jget_int(c, o, p, "qp", 1, 0, 127, &v));
+        f->qp = (uint32_t)v;
+        return NSIM_OK;
+    case NSIM_FAULT_PORT_DOWN:
+        return fault_device(c, t, o, p, "nic", NSIM_DEV_NIC, &f->dev);
+    case NSIM_FAULT_LOSS:
+        NSIM_TRY(nsim_jget_double(c, o, p, "probability", 1, 0, 1, &f->prob));
+        return fault_device(c, t, o, p, "nic", NSIM_DEV_NIC, &f->dev);
+    case NSIM_FAULT_LINK_DEGRADED:
+        NSIM_TRY(nsim_jget_bw(c, o, p, "bw", 1, &f->bw));
+        return fault_link(c, t, o, p, &f->link);
+    default:
+        return fault_link(c, t, o, p, &f->link);
+    }
+}
+
+static int read_faults(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "faults"), *it;
+    const char *pol = NULL;
+    for (uint32_t i = 0; i < NSIM_MAX_CHANNELS; i++)
+        s->failover_channel[i] = -1;
+    s->failover_default = NSIM_FAILOVER_REBIND_QP;
+    NSIM_TRY(nsim_jget_string(c, root, "", "failover", 0, &pol));
+    s->failover_explicit = pol != NULL;
+    if (pol != NULL && parse_policy(pol, &s->failover_default) != NSIM_OK)
+        return nsim_jfail(c, "", "failover",
+                          "expected rebind_qp, rebind_nic or fail, got \"%s\"",
+                          pol);
+    const cJSON *pc = cJSON_GetObjectItemCaseSensitive(root, "failover_channels");
+    if (pc != NULL && !cJSON_IsObject(pc))
+        return nsim_jfail(c, "", "failover_channels",
+                          "expected an object {\"CHANNEL\": POLICY}");
+    for (const cJSON *e = pc ? pc->child : NULL; e != NULL; e = e->next) {
+        char *end;
+        long ch = strtol(e->string, &end, 10);
+        nsim_failover f;
+        if (*end != '\0' || end == e->string || ch < 0 ||
+            ch >= NSIM_MAX_CHANNELS)
+            return nsim_jfail(c, "failover_channels", e->string,
+                              "expected a channel number 0..%d",
+                              NSIM_MAX_CHANNELS - 1);
+        if (!cJSON_IsString(e) || parse_policy(e->valuestring, &f) != NSIM_OK)
+            return nsim_jfail(c, "failover_channels", e->string,
+                              "expected rebind_qp, rebind_nic or fail");
+        s->failover_channel[ch] = (int32_t)f;
+    }
+    if (a == NULL)
+        return NSIM_OK;
+    if (!cJSON_IsArray(a))
+        return nsim_jfail(c, "", "faults", "expected an array");
+    s->nfaults = (uint32_t)cJSON_GetArraySize(a);
+    s->faults = calloc(s->nfaults ? s->nfaults : 1, sizeof *s->faults);
+    if (s->faults == NULL)
+        return NSIM_ERR(c->err, NSIM_ENOMEM, "out of memory");
+    uint32_t i = 0;
+    cJSON_ArrayForEach(it, a)
+    {
+        NSIM_TRY(read_fault(c, s->topo, it, i, &s->faults[i]));
+        i++;
+    }
+    return NSIM_OK;
+}
+
+/* Does every host have a second NIC (rebind_nic needs one)? */
+static int hosts_have_two_nics(const nsim_topo *t, int32_t *bad_host)
+{
+    for (uint32_t r = 0; r < nsim_topo_nranks(t); r++) {
+        int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, r))->host;
+        uint32_t n = 0;
+        for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++)
+            n += nsim_topo_device(t, d)->type == NSIM_DEV_NIC &&
+                 nsim_topo_device(t, d)->host == h;
+        if (n < 2) {
+            *bad_host = h;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int nsim_scenario_fault_plan(const nsim_scenario *s, uint32_t nchannels,
+                             nsim_fault_plan *out, nsim_err *err)
+{
+    int32_t bad_host = -1;
+    out->faults = s->faults;
+    out->nfaults = s->nfaults;
+    for (uint32_t i = 0; i < s->nfaults; i++) {
+        const nsim_fault *f = &s->faults[i];
+        if (f->channel >= 0 && (uint32_t)f->channel >= nchannels)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: faults[%u].channel: %d, but the run has %u "
+                            "channels",
+                            s->source, i, f->channel, nchannels);
+        if (f->kind == NSIM_FAULT_QP_ERROR && f->qp >= s->qps_per_conn)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: faults[%u].qp: %u, but connections have %u "
+                            "QP(s) (0..%u)",
+                            s->source, i, f->qp, s->qps_per_conn,
+                            s->qps_per_conn - 1);
+    }
+    for (uint32_t c = 0; c < NSIM_MAX_CHANNELS; c++) {
+        int32_t pc = c < nchannels ? s->failover_channel[c] : -1;
+        nsim_failover p = pc >= 0 ? (nsim_failover)pc : s->failover_default;
+        if (c >= nchannels) {
+            out->policy[c] = p;
+            continue;
+        }
+        /* rebind_qp needs a second QP: impossible when asked for
+         * explicitly, or when faults may strike */
+        int asked = pc >= 0 || s->nfaults > 0;
+        if (p == NSIM_FAILOVER_REBIND_QP && s->qps_per_conn < 2 && asked &&
+            (pc >= 0 || s->failover_explicit))
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: failover: rebind_qp on channel %u needs at "
+                            "least 2 QPs per connection, the run has 1 "
+                            "(set qps_per_connection, or choose rebind_nic "
+                            "or fail)",
+                            s->source, c);
+        if (p == NSIM_FAILOVER_REBIND_NIC && !hosts_have_two_nics(s->topo, &bad_host))
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: failover: rebind_nic on channel %u, but host "
+                            "%d has only one NIC",
+                            s->source, c, bad_host);
+        out->policy[c] = p;
+    }
+    return NSIM_OK;
+}
+
 int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
 {
     cJSON *root = NULL;
@@ -366,6 +594,8 @@ int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
         rc = read_params(s, &c, root);
     if (rc == NSIM_OK)
         rc = load_topology(s, &c, root);
+    if (rc == NSIM_OK)
+        rc = read_faults(s, &c, root);
     cJSON_Delete(root);
     if (rc != NSIM_OK) {
         nsim_scenario_destroy(s);

@@ -48,7 +48,21 @@ typedef struct nsim_scenario {
     uint64_t seed;
     nsim_params params;
     nsim_net_knobs net; /* net.shared_comms follows channel_mode */
+    nsim_fault *faults; /* the fault plan (owned) */
+    uint32_t nfaults;
+    nsim_failover failover_default;
+    int failover_explicit; /* "failover" given in the scenario */
+    int32_t failover_channel[NSIM_MAX_CHANNELS]; /* -1: the default */
 } nsim_scenario;
+
+/* The fault plan with a policy for each of the plan's channels; checks
+ * that the faults and policies fit (channels that exist, QP indices below
+ * the QPs per connection, rebind_qp with at least two QPs, rebind_nic
+ * where a host has another NIC). */
+NSIM_NODISCARD int nsim_scenario_fault_plan(const nsim_scenario *s,
+                                            uint32_t nchannels,
+                                            nsim_fault_plan *out,
+                                            nsim_err *err);
 
 NSIM_NODISCARD int nsim_scenario_load(const char *path, nsim_scenario **out,
                                       nsim_err *err);

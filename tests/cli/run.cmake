@@ -118,3 +118,26 @@ nsim_expect(cli.run.analytic 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --mode analytic
                 -b 1G -e 1G
             OUT "\n +1073741824 +268435456 +float +sum +-1 +5275.58 ")
+
+# fault plans and failover
+nsim_expect(cli.run.seed_failover 0
+            CMD ${NCCLSIM} run ${S}/seed-failover.json --stats --debug
+            OUT "Channel 01/0 : 0\\[0\\] -> 2\\[0\\] \\[send\\] via NET/IB/0/GDRDMA \\(h0.nic, 2 QPs\\).*failover at 300.675 us: channel 1, rank 0 -> 2: rebind_qp: QP 0x2104 dead; its work moved to QP 0x2105.*QPN 0x02104 state ERR")
+nsim_expect(cli.run.failover_policy_fail 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/faults/policy_fail.json
+                --json policy_fail.json
+            ERR "QP 0x2104 \\(h0.nic -> h1.nic\\) completed with WR_FLUSH_ERR at 300.675 us; failover policy: fail"
+            NO_FILE policy_fail.json)
+file(STRINGS ${NSIM_TESTS}/data/faults/expected.txt fault_lines REGEX "^[^#]")
+foreach(line ${fault_lines})
+  string(REPLACE "|" ";" parts "${line}")
+  list(GET parts 0 f)
+  list(GET parts 1 msg)
+  get_filename_component(n ${f} NAME_WE)
+  string(REGEX REPLACE "([][.*+?()^$|\\\\])" "\\\\\\1" msg_re "${msg}")
+  nsim_expect(cli.fault.${n} 1
+              CMD ${NCCLSIM} run ${NSIM_TESTS}/data/faults/${f}
+              --json fault_${n}.json
+              ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
+              NO_FILE fault_${n}.json)
+endforeach()

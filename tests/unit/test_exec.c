@@ -12,6 +12,7 @@
 
 #include "nsim_test.h"
 #include "sim/exec/exec.h"
+#include "sim/exec/scenario.h"
 #include "sim/plan/plan.h"
 
 #define SCEN NSIM_SOURCE_DIR "/scenarios/"
@@ -342,7 +343,99 @@ static void test_collectives_conserve_bytes(void)
     nsim_topo_destroy(t);
 }
 
+/* Runs a scenario's largest size with its fault plan; every connection
+ * must deliver each slice exactly once. */
+static int run_faulty(const char *file, nsim_exec_result *res, double *t_us)
+{
+    nsim_err err = {0};
+    nsim_scenario *s = NULL;
+    nsim_plan *p = NULL;
+    nsim_fault_plan fp;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/faults/%s", NSIM_TEST_DATA, file);
+    int rc = nsim_scenario_load(path, &s, &err);
+    nsim_plan_req r;
+    if (rc == NSIM_OK) {
+        r = nsim_scenario_request(s, s->max_bytes);
+        rc = nsim_plan_build(s->topo, &r, &p, &err);
+    }
+    if (rc == NSIM_OK)
+        rc = nsim_scenario_fault_plan(s, p->nchannels, &fp, &err);
+    nsim_exec_opts o = {s ? s->seed : 1, 1, s ? &s->net : NULL, &fp};
+    if (rc == NSIM_OK)
+        rc = nsim_exec_run(s->topo, p, &s->params, &o, res, &err);
+    if (rc != NSIM_OK)
+        fprintf(stderr, "\n  %s: %s\n", file, err.msg);
+    for (uint32_t i = 0; rc == NSIM_OK && i < res->nconns; i++) {
+        CU_ASSERT_EQUAL(res->conns[i].bytes, res->conns[i].recv_bytes);
+        CU_ASSERT_EQUAL(res->conns[i].slices, res->conns[i].recv_slices);
+    }
+    if (rc == NSIM_OK)
+        *t_us = (double)res->time_ps / 1e6;
+    nsim_plan_destroy(p);
+    nsim_scenario_destroy(s);
+    return rc;
+}
+
+static uint32_t qps_in_err(const nsim_exec_result *r)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->xport.nqps; i++)
+        n += strcmp(r->xport.qps[i].state, "ERR") == 0;
+    return n;
+}
+
+static void test_failover_exactly_once(void)
+{
+    nsim_exec_result r;
+    double t = 0, t0 = 0;
+    /* the seed example: QP 0 of channel 1 dies, its work moves to QP 1 */
+    char seed[1024];
+    snprintf(seed, sizeof seed, "../../../scenarios/seed-failover.json");
+    CU_ASSERT_EQUAL_FATAL(run_faulty(seed, &r, &t), 0);
+    CU_ASSERT_EQUAL(r.xport.nfailovers, 2); /* both directions of channel 1 */
+    CU_ASSERT_EQUAL(r.xport.failovers[0].channel, 1);
+    CU_ASSERT_EQUAL(r.xport.failovers[0].action, NSIM_FAILOVER_REBIND_QP);
+    CU_ASSERT_EQUAL(qps_in_err(&r), 4); /* two QP pairs */
+    nsim_exec_result_free(&r);
+    /* a port down moves channels to other NICs after the setup cost */
+    CU_ASSERT_EQUAL_FATAL(run_faulty("port_down_rebind_nic.json", &r, &t), 0);
+    CU_ASSERT(r.xport.nfailovers >= 4);
+    CU_ASSERT_EQUAL(r.xport.failovers[0].action, NSIM_FAILOVER_REBIND_NIC);
+    CU_ASSERT(t > 1000.0); /* the reconnect (1 ms) is on the critical path */
+    nsim_exec_result_free(&r);
+    /* a dead link is found by RC timeouts, then the NIC is changed */
+    CU_ASSERT_EQUAL_FATAL(run_faulty("link_down_timeout_rebind_nic.json", &r,
+                                     &t), 0);
+    CU_ASSERT(r.xport.nfailovers >= 2);
+    nsim_exec_result_free(&r);
+    /* random loss: go-back-N recovers, nothing to fail over */
+    CU_ASSERT_EQUAL_FATAL(run_faulty("loss_retransmit.json", &r, &t), 0);
+    uint64_t retx = 0;
+    for (uint32_t i = 0; i < r.xport.nqps; i++)
+        retx += r.xport.qps[i].retransmits;
+    CU_ASSERT(retx > 0);
+    CU_ASSERT_EQUAL(r.xport.nfailovers, 0);
+    nsim_exec_result_free(&r);
+    /* a degraded rail slows the whole ring */
+    CU_ASSERT_EQUAL_FATAL(run_faulty("link_degraded.json", &r, &t), 0);
+    nsim_exec_result_free(&r);
+    CU_ASSERT_EQUAL_FATAL(run_faulty("loss_retransmit.json", &r, &t0), 0);
+    nsim_exec_result_free(&r);
+    CU_ASSERT(t > t0 * 1.5);
+}
+
+static void test_failover_policy_fail(void)
+{
+    nsim_exec_result r;
+    double t;
+    CU_ASSERT_NOT_EQUAL(run_faulty("policy_fail.json", &r, &t), 0);
+}
+
 CU_TestInfo nsim_test_exec[] = {
+    {"failover: every byte delivered exactly once",
+     test_failover_exactly_once},
+    {"failover policy fail stops the run", test_failover_policy_fail},
     {"NET knobs: split data, shared comms, adaptive routing", test_net_knobs},
     {"ideal links match the alpha-beta formula",
      test_ideal_links_match_alpha_beta},
