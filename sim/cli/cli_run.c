@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cli.h"
@@ -144,15 +145,17 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
                                        "(all_gather_perf, ...), got '%s'",
                                   arg);
         return 0;
-    case OPT_ALGO:
-        if (nsim_algo_parse(arg, &s->algo) != NSIM_OK)
-            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree or NVLS");
-        s->algo_set = 1;
+    case OPT_ALGO: /* "auto": NCCL's tuner, even if the scenario forces one */
+        s->algo_set = strcasecmp(arg, "auto") != 0;
+        if (s->algo_set && nsim_algo_parse(arg, &s->algo) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree, NVLS "
+                                       "or auto");
         return 0;
     case OPT_PROTO:
-        if (nsim_proto_parse(arg, &s->proto) != NSIM_OK)
-            return nsim_cli_usage(cmd, "--proto: expected Simple, LL or LL128");
-        s->proto_set = 1;
+        s->proto_set = strcasecmp(arg, "auto") != 0;
+        if (s->proto_set && nsim_proto_parse(arg, &s->proto) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--proto: expected Simple, LL, LL128 "
+                                       "or auto");
         return 0;
     case OPT_SIZE: return parse_u64(cmd, "--size", arg, &ro->size);
     case OPT_QUIET: ro->quiet = 1; return 0;

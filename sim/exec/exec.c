@@ -11,8 +11,12 @@
 #include "models/transport.h"
 #include "sim/core/units.h"
 
+#define LANE_CONNS (1 + NSIM_LANE_MORE_CONNS)
+
 typedef struct lane_rt {
     const nsim_plan_lane *pl;
+    uint32_t recv[LANE_CONNS], send[LANE_CONNS]; /* connections */
+    uint32_t nrecv, nsend;
     uint32_t op;
     int busy;
     uint32_t sm_server;
@@ -54,8 +58,8 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     lane_rt *l = &ex->lanes[li];
     const nsim_plan_op *op = &l->pl->ops[l->op];
     l->busy = 0;
-    if (op->prim & NSIM_PRIM_RECV) {
-        conn_rt *c = &ex->conns[l->pl->recv_conn];
+    for (uint32_t k = 0; (op->prim & NSIM_PRIM_RECV) && k < l->nrecv; k++) {
+        conn_rt *c = &ex->conns[l->recv[k]];
         c->consumed++;
         if (c->ops->consumed(c->state) != NSIM_OK) {
             nsim_sim_fail(sim, NSIM_ENOMEM, "executor: out of memory");
@@ -71,20 +75,24 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     lane_try(ex, li);
 }
 
-/* Can op start now? Records when a sender starts waiting for a slot. */
+/* Can op start now (its slice visible on every receive connection, a
+ * free slot on every send connection)? Records when a sender starts
+ * waiting for a slot; the wait is charged to the first connection. */
 static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
 {
-    if ((op->prim & NSIM_PRIM_RECV) &&
-        ex->conns[l->pl->recv_conn].visible <=
-            ex->conns[l->pl->recv_conn].consumed)
-        return 0;
+    for (uint32_t k = 0; (op->prim & NSIM_PRIM_RECV) && k < l->nrecv; k++)
+        if (ex->conns[l->recv[k]].visible <= ex->conns[l->recv[k]].consumed)
+            return 0;
     if (op->prim & NSIM_PRIM_SEND) {
-        conn_rt *c = &ex->conns[l->pl->send_conn];
-        if (c->sent - c->credits >= ex->max_inflight) {
+        for (uint32_t k = 0; k < l->nsend; k++) {
+            conn_rt *s = &ex->conns[l->send[k]];
+            if (s->sent - s->credits < ex->max_inflight)
+                continue;
             if (l->waiting_since == NSIM_TIME_MAX)
                 l->waiting_since = nsim_sim_now(ex->sim);
             return 0;
         }
+        conn_rt *c = &ex->conns[l->send[0]];
         if (l->waiting_since != NSIM_TIME_MAX) {
             c->st.blocked_credit_ps += nsim_sim_now(ex->sim) - l->waiting_since;
             l->waiting_since = NSIM_TIME_MAX;
@@ -103,15 +111,18 @@ static void lane_try(exec *ex, uint32_t li)
         return;
     nsim_time done = nsim_sim_now(ex->sim);
     if (op->prim & NSIM_PRIM_SEND) {
-        conn_rt *c = &ex->conns[l->pl->send_conn];
-        c->sent++;
-        c->st.slices++;
-        c->st.bytes += op->bytes;
-        if (c->ops->send(c->state, l->sm_server,
-                         nsim_plan_wire_bytes(ex->plan, op->bytes),
-                         &done) != NSIM_OK) {
-            nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
-            return;
+        /* one store stream per destination, through the same block */
+        for (uint32_t k = 0; k < l->nsend; k++) {
+            conn_rt *c = &ex->conns[l->send[k]];
+            c->sent++;
+            c->st.slices++;
+            c->st.bytes += op->bytes;
+            if (c->ops->send(c->state, l->sm_server,
+                             nsim_plan_wire_bytes(ex->plan, op->bytes),
+                             &done) != NSIM_OK) {
+                nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
+                return;
+            }
         }
     } else {
         /* final receive: the thread block copies the slice out locally */
@@ -161,6 +172,21 @@ static void on_start(nsim_sim *sim, nsim_event *ev)
 
 static const nsim_net_knobs default_knobs = NSIM_NET_KNOBS_DEFAULT;
 
+/* The lane's receive and send connections: the first (ring: the only)
+ * one, then a tree node's further children. */
+static void lane_conns(lane_rt *l)
+{
+    const nsim_plan_lane *pl = l->pl;
+    if (pl->recv_conn != UINT32_MAX)
+        l->recv[l->nrecv++] = pl->recv_conn;
+    for (uint32_t k = 0; k < pl->nrecv_more; k++)
+        l->recv[l->nrecv++] = pl->recv_more[k];
+    if (pl->send_conn != UINT32_MAX)
+        l->send[l->nsend++] = pl->send_conn;
+    for (uint32_t k = 0; k < pl->nsend_more; k++)
+        l->send[l->nsend++] = pl->send_more[k];
+}
+
 static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
                  const nsim_net_knobs *net, nsim_err *err)
 {
@@ -181,8 +207,11 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
         l->pl = &p->lanes[i];
         l->sm_bw = nsim_params_sm_stream_bw(params, g->gen);
         l->waiting_since = NSIM_TIME_MAX;
-        if (nsim_fabric_add_server(ex->fab, l->sm_bw, 0, NSIM_WIRE_RAW,
-                                   &l->sm_server) != NSIM_OK)
+        lane_conns(l);
+        if (l->pl->shares_sm && i > 0)
+            l->sm_server = ex->lanes[i - 1].sm_server;
+        else if (nsim_fabric_add_server(ex->fab, l->sm_bw, 0, NSIM_WIRE_RAW,
+                                        &l->sm_server) != NSIM_OK)
             return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
         if (l->pl->nops > 0)
             ex->lanes_left++;

@@ -84,12 +84,24 @@ typedef struct nsim_plan_conn {
     uint32_t send_lane, recv_lane; /* indices into lanes */
 } nsim_plan_conn;
 
-/* The work of one rank on one channel. */
+#define NSIM_LANE_MORE_CONNS 2 /* tree arity 3 (nccl 2.4): 1 + 2 more */
+
+/* The work of one rank on one channel (or, for trees, one of the two
+ * halves of the channel's thread block: reduce up, broadcast down). */
 typedef struct nsim_plan_lane {
     uint32_t channel, rank;
     uint32_t send_conn, recv_conn; /* indices into conns, or UINT32_MAX */
     uint32_t nops;
     nsim_plan_op *ops;
+    /* Trees: further connections that every receive op also waits on
+     * (a node reduces its children's slices) and every send op also
+     * writes (a node broadcasts to each child), as NCCL's primitives
+     * with several recv/send peers. */
+    uint32_t nrecv_more, nsend_more;
+    uint32_t recv_more[NSIM_LANE_MORE_CONNS], send_more[NSIM_LANE_MORE_CONNS];
+    /* 1: runs on the previous lane's thread block (NCCL's tree split:
+     * one block, its threads divided between up and down). */
+    uint32_t shares_sm;
 } nsim_plan_lane;
 
 typedef struct nsim_plan_req {

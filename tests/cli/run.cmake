@@ -110,6 +110,14 @@ nsim_expect(cli.run.nvls_a100_refused 1
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/pcie-2gpu-ll128.json
                 --algo NVLS --proto Simple
             ERR "NVLS needs sm >= 90")
+nsim_expect(cli.run.tree 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --algo Tree
+                --proto LL128 -b 1M -e 1M
+            OUT "algorithm Tree, protocol LL128.*\n +1048576 +262144 ")
+nsim_expect(cli.run.auto_picks_tree 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --algo auto
+                --proto auto -b 1K -e 1K --tuning
+            OUT "\n +1024 .* Tree/LL ")
 nsim_expect(cli.run.tuning 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --proto LL -b 8
                 -e 8 --tuning
