@@ -118,6 +118,7 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
         return 0;
     case OPT_NCH:
         s->min_channels = s->max_channels = 0;
+        s->nchannels_given = 1;
         return parse_count(cmd, "--nchannels", arg, NSIM_MAX_CHANNELS,
                            &s->nchannels);
     case OPT_QPS: return parse_count(cmd, "--qps", arg, 128, &s->qps_per_conn);
@@ -203,7 +204,9 @@ static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
         s->proto_set ? nsim_proto_name(s->proto) : "auto (NCCL's tuner)",
         s->algo_set ? nsim_algo_name(s->algo) : "auto (NCCL's tuner)",
         s->channel_mode == NSIM_CHANNEL_SHARED ? "shared" : "dedicated",
-        nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo), s->nchannels,
+        nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo),
+        s->algo_set && s->algo == NSIM_ALGO_NVLS && !s->nchannels_given
+            ? nsim_plan_nvls_channels(s->topo) : s->nchannels,
         s->qps_per_conn, s->buffsize, s->seed,
         nsim_coll_has_root(s->coll) ? (int)s->root : -1,
         !s->algo_set || !s->proto_set || ro->tuning, ro->tuning};
@@ -218,6 +221,7 @@ static int request_for(const nsim_scenario *s, uint64_t bytes,
     int rc = nsim_tune_pick(s->topo, s->coll, bytes, s->algo_set,
                             s->proto_set, &req->algo, &req->proto, pred_us,
                             err);
+    nsim_scenario_fit_request(s, req);
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);

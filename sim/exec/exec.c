@@ -42,12 +42,12 @@ typedef struct exec {
     uint32_t nlanes, lanes_left;
     uint32_t max_inflight;
     nsim_time finish;
-    void *shared[2]; /* per transport: P2P, NET */
-    int inited[2];
+    void *shared[3]; /* per transport: P2P, NET, NVLS */
+    int inited[3];
 } exec;
 
-static const nsim_transport_ops *const transports[2] = {
-    &nsim_p2p_transport, &nsim_net_transport};
+static const nsim_transport_ops *const transports[3] = {
+    &nsim_p2p_transport, &nsim_net_transport, &nsim_nvls_transport};
 
 static void lane_try(exec *ex, uint32_t li);
 
@@ -219,7 +219,7 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
     for (uint32_t i = 0; i < p->nconns; i++) {
         conn_rt *c = &ex->conns[i];
         const nsim_plan_conn *pc = &p->conns[i];
-        int k = pc->transport == NSIM_TRANSPORT_P2P ? 0 : 1;
+        int k = (int)pc->transport; /* P2P 0, NET 1, NVLS 2 */
         if (!ex->inited[k]) {
             NSIM_TRY(transports[k]->init(&ex->env, &ex->shared[k], err));
             ex->inited[k] = 1;
@@ -239,7 +239,7 @@ static void teardown(exec *ex)
         for (uint32_t i = 0; i < ex->plan->nconns; i++)
             if (ex->conns[i].ops != NULL)
                 ex->conns[i].ops->teardown(ex->conns[i].state);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (ex->inited[k])
             transports[k]->fini(ex->shared[k]);
     free(ex->conns);
@@ -282,7 +282,7 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     for (uint32_t i = 0; i < p->nconns; i++)
         res->conns[i] = ex->conns[i].st;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (ex->inited[k] && transports[k]->report != NULL &&
             transports[k]->report(ex->shared[k], &res->xport) != NSIM_OK)
             return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");

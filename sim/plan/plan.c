@@ -42,7 +42,9 @@ const char *nsim_algo_name(nsim_algo a)
 }
 const char *nsim_transport_name(nsim_transport t)
 {
-    return t == NSIM_TRANSPORT_P2P ? "P2P" : "NET";
+    return t == NSIM_TRANSPORT_P2P ? "P2P"
+           : t == NSIM_TRANSPORT_NET ? "NET"
+                                     : "NVLS";
 }
 
 static int parse_ci(const char *s, const char *const *names, int n)
@@ -303,6 +305,7 @@ void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
         nvls += dv->type == NSIM_DEV_NVSWITCH && dv->nvls;
     }
     g->nvswitch_nvls = nvls >= g->nhosts;
+    g->nvlink_bw = gpu_total_bw(t, g0);
     if (g->nhosts > 1)
         graph_multi_host(t, g0, g);
     else
@@ -561,6 +564,8 @@ static int chain_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
 /* Per-thread byte threshold under which NCCL drops a channel (2.8). */
 static uint64_t thread_threshold(const nsim_plan *p)
 {
+    if (p->req.algo == NSIM_ALGO_NVLS)
+        return 0; /* NVLS keeps its nvlsChannels (2.8) */
     switch (p->req.proto) {
     case NSIM_PROTO_LL: /* ring LL: 8 x nRanks, tree LL: 8 */
         return p->req.algo == NSIM_ALGO_RING ? 8ull * p->nranks : 8;
@@ -636,11 +641,12 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
         (unsigned)req->proto >= NSIM_PROTO__COUNT)
         return NSIM_ERR(err, NSIM_EINVAL, "bad collective or protocol");
     NSIM_TRY(nsim_tune_check(t, req->coll, req->algo, req->proto, err));
-    if (req->algo == NSIM_ALGO_NVLS)
+    if (req->algo == NSIM_ALGO_NVLS && nsim_topo_nhosts(t) > 1)
         return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "algorithm %s: NCCL would run it here, but this "
-                        "planner builds Ring and Tree only (NVLS: to do)",
-                        nsim_algo_name(req->algo));
+                        "algorithm NVLS across %u hosts is NVLSTree in "
+                        "NCCL (NVLS inside hosts, trees between them); "
+                        "not modelled yet: use Tree or Ring",
+                        nsim_topo_nhosts(t));
     if (is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
         return NSIM_ERR(err, NSIM_ENOTSUP,
                         "protocol %s: %s runs Simple (NCCL uses LL for "
@@ -1001,7 +1007,8 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
     p->req = *req;
     p->nranks = nsim_topo_nranks(t);
     p->nchannels = req->nchannels ? req->nchannels
-                                  : nsim_plan_default_channels(t);
+                   : req->algo == NSIM_ALGO_NVLS ? nsim_plan_nvls_channels(t)
+                                                 : nsim_plan_default_channels(t);
     uint32_t nch_full = p->nchannels;
     set_cut(p);
     if (is_p2p(req->coll))
@@ -1010,6 +1017,8 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     else if (req->algo == NSIM_ALGO_TREE)
         rc = nsim__plan_build_trees(t, p, nch_full, err);
+    else if (req->algo == NSIM_ALGO_NVLS)
+        rc = nsim__plan_build_nvls(t, p, err);
     else if ((rc = build_rings(t, p, err)) == NSIM_OK &&
              (rc = build_conns(t, p, err)) == NSIM_OK)
         rc = build_ops(p, err);

@@ -52,6 +52,7 @@ typedef enum nsim_algo {
 typedef enum nsim_transport {
     NSIM_TRANSPORT_P2P, /* GPU stores over NVLink or PCIe */
     NSIM_TRANSPORT_NET, /* proxy + NIC (IB verbs) */
+    NSIM_TRANSPORT_NVLS, /* NVLink SHARP: to / from the NVSwitch */
 } nsim_transport;
 
 typedef enum nsim_channel_mode {
@@ -136,6 +137,9 @@ typedef struct nsim_plan {
     nsim_plan_lane *lanes;
     uint32_t nlanes;
     uint32_t parts_per_peer; /* SendRecv / AllToAll: channels per peer */
+    /* NVLS: heads (each owns one chunk of every loop); a channel's
+     * connections are, per rank, [up to the switch, down from it]. */
+    uint32_t nvls_heads;
 } nsim_plan;
 
 /* Bytes on the wire for a payload: LL carries 8 data bytes per 16-byte
@@ -161,8 +165,12 @@ typedef struct nsim_plan_graph {
     nsim_path_type type_intra;
     uint32_t nhosts, nranks, sm;
     int nvswitch_nvls; /* every host has an NVLS-capable NVSwitch */
+    double nvlink_bw;  /* a GPU's NVLink total, NCCL units (GB/s) */
 } nsim_plan_graph;
 void nsim_plan_graph_get(nsim_topo *topo, nsim_plan_graph *g);
+
+/* NCCL's NVLS channel (CTA) count: 16 on sm90, 24 on sm100 (nccl 6.3). */
+uint32_t nsim_plan_nvls_channels(nsim_topo *topo);
 
 /* Channel count NCCL would use on this topology (nccl 2.2, 2.5). */
 uint32_t nsim_plan_default_channels(nsim_topo *topo);

@@ -143,9 +143,42 @@ static double tree_bw_of(const nsim_plan_graph *g, nsim_proto p)
     return bus * 0.5;
 }
 
+/* NCCL's nvlsEfficiency by compCapIndex (nccl-internals 4.2). */
+static const double nvls_eff[4] = {0, 0, 0.85, 0.74};
+/* The intra-host speeds NCCL's search tries for sm90 / sm100 (2.2). */
+static const double nvls_speeds90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11,
+                                       6, 3, 0};
+static const double nvls_speeds100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24,
+                                        20, 19, 18, 0};
+
+/* NVLS AllReduce on one host (4.1, 4.2): the NVLS graph has one channel
+ * per head (every GPU) at the first speed with heads x speed <= the
+ * GPU's NVLink total (2.2: speed x minChannels <= totalBw); busBw = nCh
+ * x 2 x bwIntra x nvlsEff x (nCh-1)/nCh, as ring algorithm bandwidth;
+ * latency hwLat[NVLINK][NVLS][Simple] (25 us), no base. */
+static double nvls_time(const nsim_plan_graph *g, nsim_coll c, nsim_proto p,
+                        uint64_t bytes)
+{
+    if (c != NSIM_COLL_ALLREDUCE || p != NSIM_PROTO_SIMPLE ||
+        g->nhosts != 1 || g->sm < 90 || !g->nvswitch_nvls)
+        return -1;
+    uint32_t nch = g->nranks < 32 ? g->nranks : 32;
+    const double *sp = g->sm >= 100 ? nvls_speeds100 : nvls_speeds90;
+    while (sp[1] != 0 && nch * sp[0] > g->nvlink_bw)
+        sp++;
+    if (nch < 2)
+        return -1;
+    double bw = sp[0] * nvls_eff[cc_index(g->sm)] * (nch - 1) / nch * 2;
+    double alg = nch * bw * g->nranks / (2.0 * (g->nranks - 1));
+    return hw_lat[HW_NVLINK][NSIM_ALGO_NVLS][p] +
+           (double)bytes / (1000.0 * alg);
+}
+
 double nsim_tune_time_us(const nsim_plan_graph *g, nsim_coll c, nsim_algo a,
                          nsim_proto p, uint64_t bytes)
 {
+    if (a == NSIM_ALGO_NVLS)
+        return nvls_time(g, c, p, bytes);
     if (c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL)
         return -1;
     if (a == NSIM_ALGO_TREE) {
