@@ -152,5 +152,6 @@ typedef struct nsim_transport_ops {
 
 extern const nsim_transport_ops nsim_p2p_transport;
 extern const nsim_transport_ops nsim_net_transport;
+extern const nsim_transport_ops nsim_nvls_transport;
 
 #endif

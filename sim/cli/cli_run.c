@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cli.h"
@@ -117,6 +118,7 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
         return 0;
     case OPT_NCH:
         s->min_channels = s->max_channels = 0;
+        s->nchannels_given = 1;
         return parse_count(cmd, "--nchannels", arg, NSIM_MAX_CHANNELS,
                            &s->nchannels);
     case OPT_QPS: return parse_count(cmd, "--qps", arg, 128, &s->qps_per_conn);
@@ -144,15 +146,17 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
                                        "(all_gather_perf, ...), got '%s'",
                                   arg);
         return 0;
-    case OPT_ALGO:
-        if (nsim_algo_parse(arg, &s->algo) != NSIM_OK)
-            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree or NVLS");
-        s->algo_set = 1;
+    case OPT_ALGO: /* "auto": NCCL's tuner, even if the scenario forces one */
+        s->algo_set = strcasecmp(arg, "auto") != 0;
+        if (s->algo_set && nsim_algo_parse(arg, &s->algo) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree, NVLS "
+                                       "or auto");
         return 0;
     case OPT_PROTO:
-        if (nsim_proto_parse(arg, &s->proto) != NSIM_OK)
-            return nsim_cli_usage(cmd, "--proto: expected Simple, LL or LL128");
-        s->proto_set = 1;
+        s->proto_set = strcasecmp(arg, "auto") != 0;
+        if (s->proto_set && nsim_proto_parse(arg, &s->proto) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--proto: expected Simple, LL, LL128 "
+                                       "or auto");
         return 0;
     case OPT_SIZE: return parse_u64(cmd, "--size", arg, &ro->size);
     case OPT_QUIET: ro->quiet = 1; return 0;
@@ -200,7 +204,9 @@ static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
         s->proto_set ? nsim_proto_name(s->proto) : "auto (NCCL's tuner)",
         s->algo_set ? nsim_algo_name(s->algo) : "auto (NCCL's tuner)",
         s->channel_mode == NSIM_CHANNEL_SHARED ? "shared" : "dedicated",
-        nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo), s->nchannels,
+        nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo),
+        s->algo_set && s->algo == NSIM_ALGO_NVLS && !s->nchannels_given
+            ? nsim_plan_nvls_channels(s->topo) : s->nchannels,
         s->qps_per_conn, s->buffsize, s->seed,
         nsim_coll_has_root(s->coll) ? (int)s->root : -1,
         !s->algo_set || !s->proto_set || ro->tuning, ro->tuning};
@@ -215,6 +221,7 @@ static int request_for(const nsim_scenario *s, uint64_t bytes,
     int rc = nsim_tune_pick(s->topo, s->coll, bytes, s->algo_set,
                             s->proto_set, &req->algo, &req->proto, pred_us,
                             err);
+    nsim_scenario_fit_request(s, req);
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);

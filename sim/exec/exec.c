@@ -11,8 +11,12 @@
 #include "models/transport.h"
 #include "sim/core/units.h"
 
+#define LANE_CONNS (1 + NSIM_LANE_MORE_CONNS)
+
 typedef struct lane_rt {
     const nsim_plan_lane *pl;
+    uint32_t recv[LANE_CONNS], send[LANE_CONNS]; /* connections */
+    uint32_t nrecv, nsend;
     uint32_t op;
     int busy;
     uint32_t sm_server;
@@ -38,12 +42,12 @@ typedef struct exec {
     uint32_t nlanes, lanes_left;
     uint32_t max_inflight;
     nsim_time finish;
-    void *shared[2]; /* per transport: P2P, NET */
-    int inited[2];
+    void *shared[3]; /* per transport: P2P, NET, NVLS */
+    int inited[3];
 } exec;
 
-static const nsim_transport_ops *const transports[2] = {
-    &nsim_p2p_transport, &nsim_net_transport};
+static const nsim_transport_ops *const transports[3] = {
+    &nsim_p2p_transport, &nsim_net_transport, &nsim_nvls_transport};
 
 static void lane_try(exec *ex, uint32_t li);
 
@@ -54,8 +58,8 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     lane_rt *l = &ex->lanes[li];
     const nsim_plan_op *op = &l->pl->ops[l->op];
     l->busy = 0;
-    if (op->prim & NSIM_PRIM_RECV) {
-        conn_rt *c = &ex->conns[l->pl->recv_conn];
+    for (uint32_t k = 0; (op->prim & NSIM_PRIM_RECV) && k < l->nrecv; k++) {
+        conn_rt *c = &ex->conns[l->recv[k]];
         c->consumed++;
         c->st.recv_slices++;
         c->st.recv_bytes += op->bytes;
@@ -73,20 +77,24 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     lane_try(ex, li);
 }
 
-/* Can op start now? Records when a sender starts waiting for a slot. */
+/* Can op start now (its slice visible on every receive connection, a
+ * free slot on every send connection)? Records when a sender starts
+ * waiting for a slot; the wait is charged to the first connection. */
 static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
 {
-    if ((op->prim & NSIM_PRIM_RECV) &&
-        ex->conns[l->pl->recv_conn].visible <=
-            ex->conns[l->pl->recv_conn].consumed)
-        return 0;
+    for (uint32_t k = 0; (op->prim & NSIM_PRIM_RECV) && k < l->nrecv; k++)
+        if (ex->conns[l->recv[k]].visible <= ex->conns[l->recv[k]].consumed)
+            return 0;
     if (op->prim & NSIM_PRIM_SEND) {
-        conn_rt *c = &ex->conns[l->pl->send_conn];
-        if (c->sent - c->credits >= ex->max_inflight) {
+        for (uint32_t k = 0; k < l->nsend; k++) {
+            conn_rt *s = &ex->conns[l->send[k]];
+            if (s->sent - s->credits < ex->max_inflight)
+                continue;
             if (l->waiting_since == NSIM_TIME_MAX)
                 l->waiting_since = nsim_sim_now(ex->sim);
             return 0;
         }
+        conn_rt *c = &ex->conns[l->send[0]];
         if (l->waiting_since != NSIM_TIME_MAX) {
             c->st.blocked_credit_ps += nsim_sim_now(ex->sim) - l->waiting_since;
             l->waiting_since = NSIM_TIME_MAX;
@@ -105,15 +113,18 @@ static void lane_try(exec *ex, uint32_t li)
         return;
     nsim_time done = nsim_sim_now(ex->sim);
     if (op->prim & NSIM_PRIM_SEND) {
-        conn_rt *c = &ex->conns[l->pl->send_conn];
-        c->sent++;
-        c->st.slices++;
-        c->st.bytes += op->bytes;
-        if (c->ops->send(c->state, l->sm_server,
-                         nsim_plan_wire_bytes(ex->plan, op->bytes),
-                         &done) != NSIM_OK) {
-            nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
-            return;
+        /* one store stream per destination, through the same block */
+        for (uint32_t k = 0; k < l->nsend; k++) {
+            conn_rt *c = &ex->conns[l->send[k]];
+            c->sent++;
+            c->st.slices++;
+            c->st.bytes += op->bytes;
+            if (c->ops->send(c->state, l->sm_server,
+                             nsim_plan_wire_bytes(ex->plan, op->bytes),
+                             &done) != NSIM_OK) {
+                nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
+                return;
+            }
         }
     } else {
         /* final receive: the thread block copies the slice out locally */
@@ -207,6 +218,21 @@ static int schedule_faults(exec *ex, nsim_err *err)
     return NSIM_OK;
 }
 
+/* The lane's receive and send connections: the first (ring: the only)
+ * one, then a tree node's further children. */
+static void lane_conns(lane_rt *l)
+{
+    const nsim_plan_lane *pl = l->pl;
+    if (pl->recv_conn != UINT32_MAX)
+        l->recv[l->nrecv++] = pl->recv_conn;
+    for (uint32_t k = 0; k < pl->nrecv_more; k++)
+        l->recv[l->nrecv++] = pl->recv_more[k];
+    if (pl->send_conn != UINT32_MAX)
+        l->send[l->nsend++] = pl->send_conn;
+    for (uint32_t k = 0; k < pl->nsend_more; k++)
+        l->send[l->nsend++] = pl->send_more[k];
+}
+
 static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
                  const nsim_exec_opts *opts, nsim_err *err)
 {
@@ -229,8 +255,11 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
         l->pl = &p->lanes[i];
         l->sm_bw = nsim_params_sm_stream_bw(params, g->gen);
         l->waiting_since = NSIM_TIME_MAX;
-        if (nsim_fabric_add_server(ex->fab, l->sm_bw, 0, NSIM_WIRE_RAW,
-                                   &l->sm_server) != NSIM_OK)
+        lane_conns(l);
+        if (l->pl->shares_sm && i > 0)
+            l->sm_server = ex->lanes[i - 1].sm_server;
+        else if (nsim_fabric_add_server(ex->fab, l->sm_bw, 0, NSIM_WIRE_RAW,
+                                        &l->sm_server) != NSIM_OK)
             return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
         if (l->pl->nops > 0)
             ex->lanes_left++;
@@ -238,7 +267,7 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
     for (uint32_t i = 0; i < p->nconns; i++) {
         conn_rt *c = &ex->conns[i];
         const nsim_plan_conn *pc = &p->conns[i];
-        int k = pc->transport == NSIM_TRANSPORT_P2P ? 0 : 1;
+        int k = (int)pc->transport; /* P2P 0, NET 1, NVLS 2 */
         if (!ex->inited[k]) {
             NSIM_TRY(transports[k]->init(&ex->env, &ex->shared[k], err));
             ex->inited[k] = 1;
@@ -258,7 +287,7 @@ static void teardown(exec *ex)
         for (uint32_t i = 0; i < ex->plan->nconns; i++)
             if (ex->conns[i].ops != NULL)
                 ex->conns[i].ops->teardown(ex->conns[i].state);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (ex->inited[k])
             transports[k]->fini(ex->shared[k]);
     free(ex->conns);
@@ -301,7 +330,7 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     for (uint32_t i = 0; i < p->nconns; i++)
         res->conns[i] = ex->conns[i].st;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (ex->inited[k] && transports[k]->report != NULL &&
             transports[k]->report(ex->shared[k], &res->xport) != NSIM_OK)
             return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");

@@ -341,6 +341,11 @@ static int read_header(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
 
 void nsim_scenario_resolve_channels(nsim_scenario *s)
 {
+    /* the second call (after the command line) sees the first's result */
+    if ((s->nchannels != 0 && !s->channels_resolved) || s->min_channels ||
+        s->max_channels)
+        s->nchannels_given = 1;
+    s->channels_resolved = 1;
     uint32_t n = s->nchannels ? s->nchannels
                               : nsim_plan_default_channels(s->topo);
     if (s->max_channels && n > s->max_channels)
@@ -614,4 +619,11 @@ nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes)
                        s->qps_per_conn, s->buffsize,  s->channel_mode,
                        s->root,      s->net_peer_channels};
     return r;
+}
+
+void nsim_scenario_fit_request(const nsim_scenario *s, nsim_plan_req *r)
+{
+    /* NVLS runs its own channel count (nvlsChannels) unless one is set */
+    if (r->algo == NSIM_ALGO_NVLS && !s->nchannels_given)
+        r->nchannels = 0;
 }

@@ -37,6 +37,9 @@ typedef struct nsim_scenario {
     uint32_t nchannels;  /* resolved: explicit, or NCCL's default clamped
                           * by NCCL_MIN/MAX_NCHANNELS */
     uint32_t min_channels, max_channels;
+    int nchannels_given; /* by the scenario or the command line: NVLS
+                          * then uses it instead of its nvlsChannels */
+    int channels_resolved;
     uint32_t qps_per_conn;
     uint64_t buffsize;
     nsim_proto proto;
@@ -74,6 +77,9 @@ NSIM_NODISCARD int nsim_scenario_check_sizes(const nsim_scenario *s,
                                              nsim_err *err);
 /* The plan request for one size. */
 nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes);
+/* After the algorithm is chosen: NVLS's own channel count unless the
+ * user set one. */
+void nsim_scenario_fit_request(const nsim_scenario *s, nsim_plan_req *req);
 /* Resolves the channel count from the knobs and the topology. */
 void nsim_scenario_resolve_channels(nsim_scenario *s);
 

@@ -12,6 +12,7 @@
  * host boundary uses the NIC nearest to it.
  */
 #include "plan.h"
+#include "plan_int.h"
 #include "tune.h"
 
 #include <stdio.h>
@@ -41,7 +42,9 @@ const char *nsim_algo_name(nsim_algo a)
 }
 const char *nsim_transport_name(nsim_transport t)
 {
-    return t == NSIM_TRANSPORT_P2P ? "P2P" : "NET";
+    return t == NSIM_TRANSPORT_P2P ? "P2P"
+           : t == NSIM_TRANSPORT_NET ? "NET"
+                                     : "NVLS";
 }
 
 static int parse_ci(const char *s, const char *const *names, int n)
@@ -302,6 +305,7 @@ void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
         nvls += dv->type == NSIM_DEV_NVSWITCH && dv->nvls;
     }
     g->nvswitch_nvls = nvls >= g->nhosts;
+    g->nvlink_bw = gpu_total_bw(t, g0);
     if (g->nhosts > 1)
         graph_multi_host(t, g0, g);
     else
@@ -318,13 +322,7 @@ uint32_t nsim_plan_default_channels(nsim_topo *t)
 
 /* ---- rings ----------------------------------------------------------- */
 
-typedef struct host_list {
-    uint32_t *ranks; /* all ranks, grouped by host in order of first rank */
-    uint32_t *start; /* nhosts + 1 */
-    uint32_t nhosts;
-} host_list;
-
-static int group_hosts(nsim_topo *t, host_list *hl)
+int nsim__plan_group_hosts(nsim_topo *t, host_list *hl)
 {
     uint32_t n = nsim_topo_nranks(t);
     int32_t *hosts = malloc(n * sizeof *hosts);
@@ -397,7 +395,7 @@ static int nearest_nic(nsim_topo *t, uint32_t gpu, uint32_t *out,
     return NSIM_OK;
 }
 
-static int make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
+int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
                      uint32_t from, uint32_t to, nsim_plan_conn *conn,
                      nsim_err *err)
 {
@@ -431,12 +429,8 @@ static int make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
 
 /* ---- the Simple ring AllReduce cut (nccl-internals 3.3, 2.8) --------- */
 
-typedef struct op_buf {
-    nsim_plan_op *ops;
-    uint32_t n, cap;
-} op_buf;
 
-static int push_op(op_buf *b, nsim_plan_op op)
+int nsim__plan_push_op(op_buf *b, nsim_plan_op op)
 {
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 64;
@@ -454,7 +448,7 @@ static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* Emits the slices of one primitive on one chunk: slicesPerChunk slices,
  * empty ones included (NCCL still posts them, nccl-internals 3.3). */
-static int push_chunk(const nsim_plan *p, op_buf *b, uint8_t prim,
+int nsim__plan_push_chunk(const nsim_plan *p, op_buf *b, uint8_t prim,
                       uint16_t step, uint32_t chunk, uint64_t off_el,
                       int64_t nelem, uint64_t base_byte)
 {
@@ -469,7 +463,7 @@ static int push_chunk(const nsim_plan *p, op_buf *b, uint8_t prim,
                                                              : slice;
         nsim_plan_op op = {prim, (uint8_t)s, step, chunk,
                            base_byte + (off_el + s * slice) * ts, n * ts};
-        NSIM_TRY(push_op(b, op));
+        NSIM_TRY(nsim__plan_push_op(b, op));
     }
     return NSIM_OK;
 }
@@ -490,7 +484,7 @@ static int allreduce_lane(const nsim_plan *p, uint32_t c, uint32_t pos,
     do {                                                                     \
         int64_t ne = (int64_t)count - (int64_t)(off + (ch)*cc);              \
         ne = ne < (int64_t)cc ? ne : (int64_t)cc;                            \
-        NSIM_TRY(push_chunk(p, b, (prim), step++, (ch), off + (ch)*cc, ne,   \
+        NSIM_TRY(nsim__plan_push_chunk(p, b, (prim), step++, (ch), off + (ch)*cc, ne,   \
                             base));                                          \
     } while (0)
         EMIT(NSIM_PRIM_SEND, CHUNK(1));
@@ -533,7 +527,7 @@ static int agrs_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
                 prim |= rs ? NSIM_PRIM_REDUCE : NSIM_PRIM_COPY_OUT;
             if (rs && j == n - 1)
                 prim |= NSIM_PRIM_REDUCE;
-            NSIM_TRY(push_chunk(p, b, prim, (uint16_t)j, who, off, ne,
+            NSIM_TRY(nsim__plan_push_chunk(p, b, prim, (uint16_t)j, who, off, ne,
                                 who * block + p->chan_offset[c]));
         }
     }
@@ -561,7 +555,7 @@ static int chain_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
     for (uint64_t off = 0; off < count; off += chunk_count) {
         int64_t ne = (int64_t)(count - off < chunk_count ? count - off
                                                         : chunk_count);
-        NSIM_TRY(push_chunk(p, b, prim, (uint16_t)k, p->req.root, off, ne,
+        NSIM_TRY(nsim__plan_push_chunk(p, b, prim, (uint16_t)k, p->req.root, off, ne,
                             p->chan_offset[c]));
     }
     return NSIM_OK;
@@ -570,9 +564,11 @@ static int chain_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
 /* Per-thread byte threshold under which NCCL drops a channel (2.8). */
 static uint64_t thread_threshold(const nsim_plan *p)
 {
+    if (p->req.algo == NSIM_ALGO_NVLS)
+        return 0; /* NVLS keeps its nvlsChannels (2.8) */
     switch (p->req.proto) {
-    case NSIM_PROTO_LL:
-        return 8ull * p->nranks; /* ring LL */
+    case NSIM_PROTO_LL: /* ring LL: 8 x nRanks, tree LL: 8 */
+        return p->req.algo == NSIM_ALGO_RING ? 8ull * p->nranks : 8;
     case NSIM_PROTO_LL128:
         return 8;
     default:
@@ -645,11 +641,12 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
         (unsigned)req->proto >= NSIM_PROTO__COUNT)
         return NSIM_ERR(err, NSIM_EINVAL, "bad collective or protocol");
     NSIM_TRY(nsim_tune_check(t, req->coll, req->algo, req->proto, err));
-    if (req->algo != NSIM_ALGO_RING)
+    if (req->algo == NSIM_ALGO_NVLS && nsim_topo_nhosts(t) > 1)
         return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "algorithm %s: NCCL would run it here, but this "
-                        "planner builds Ring only (trees and NVLS: to do)",
-                        nsim_algo_name(req->algo));
+                        "algorithm NVLS across %u hosts is NVLSTree in "
+                        "NCCL (NVLS inside hosts, trees between them); "
+                        "not modelled yet: use Tree or Ring",
+                        nsim_topo_nhosts(t));
     if (is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
         return NSIM_ERR(err, NSIM_ENOTSUP,
                         "protocol %s: %s runs Simple (NCCL uses LL for "
@@ -697,7 +694,7 @@ static int build_conns(nsim_topo *t, nsim_plan *p, nsim_err *err)
             const uint32_t *ring = &p->ring[c * n];
             uint32_t from = ring[i], to = ring[(i + 1) % n];
             uint32_t id = c * n + i;
-            NSIM_TRY(make_conn(t, &p->req, c, from, to, &p->conns[id], err));
+            NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, from, to, &p->conns[id], err));
             p->conns[id].send_lane = c * n + from;
             p->conns[id].recv_lane = c * n + to;
             p->lanes[c * n + from].send_conn = id;
@@ -743,8 +740,9 @@ static int build_ops(nsim_plan *p, nsim_err *err)
 static void set_cut(nsim_plan *p)
 {
     nsim_coll c = p->req.coll;
-    int ring_simple = c == NSIM_COLL_ALLREDUCE || c == NSIM_COLL_ALLGATHER ||
-                      c == NSIM_COLL_REDUCESCATTER;
+    int ring_simple = (c == NSIM_COLL_ALLREDUCE || c == NSIM_COLL_ALLGATHER ||
+                       c == NSIM_COLL_REDUCESCATTER) &&
+                      p->req.algo == NSIM_ALGO_RING;
     p->chunk_steps = p->slice_steps = 1;
     p->nthreads = 512;
     switch (p->req.proto) {
@@ -775,7 +773,7 @@ static int build_rings(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     host_list hl = {0};
     int rc = NSIM_OK;
-    if (group_hosts(t, &hl) != NSIM_OK)
+    if (nsim__plan_group_hosts(t, &hl) != NSIM_OK)
         rc = NSIM_ENOMEM;
     p->nhosts = hl.nhosts;
     p->ring = malloc((size_t)p->nchannels * p->nranks * sizeof *p->ring);
@@ -889,7 +887,7 @@ static int p2p_lane(nsim_plan_lane *l, uint8_t prim, uint32_t peer,
     do {
         uint64_t n = len - done < chunk ? len - done : chunk;
         nsim_plan_op op = {prim, 0, 0, peer, off + done, n};
-        if (push_op(&b, op) != NSIM_OK) {
+        if (nsim__plan_push_op(&b, op) != NSIM_OK) {
             free(b.ops);
             return NSIM_ENOMEM;
         }
@@ -934,7 +932,7 @@ static int p2p_pair(nsim_topo *t, nsim_plan *p, const p2p_cut *k,
         *rl = (nsim_plan_lane){ch, dst, UINT32_MAX, UINT32_MAX, 0, NULL};
         uint32_t id = p->nconns++;
         nsim_plan_conn *c = &p->conns[id];
-        NSIM_TRY(make_conn(t, &p->req, ch, src, dst, c, err));
+        NSIM_TRY(nsim__plan_make_conn(t, &p->req, ch, src, dst, c, err));
         c->send_lane = (uint32_t)(sl - p->lanes);
         c->recv_lane = (uint32_t)(rl - p->lanes);
         sl->send_conn = rl->recv_conn = id;
@@ -959,7 +957,7 @@ static int build_p2p(nsim_topo *t, nsim_plan *p, nsim_err *err)
     host_list hl = {0};
     p2p_cut k;
     uint32_t n = p->nranks, a2a = p->req.coll == NSIM_COLL_ALLTOALL;
-    if (group_hosts(t, &hl) != NSIM_OK)
+    if (nsim__plan_group_hosts(t, &hl) != NSIM_OK)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     p->nhosts = hl.nhosts;
     free(hl.ranks);
@@ -970,7 +968,7 @@ static int build_p2p(nsim_topo *t, nsim_plan *p, nsim_err *err)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     p->nconns = 0;
     for (uint32_t r = 1; r < n && (a2a || r == 1); r++) {
-        NSIM_TRY(make_conn(t, &p->req, 0, 0, r, &p->conns[0], err));
+        NSIM_TRY(nsim__plan_make_conn(t, &p->req, 0, 0, r, &p->conns[0], err));
         p->nconns = 1;
         if (p->conns[0].path != NSIM_PATH_NVL)
             break;
@@ -1009,12 +1007,18 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
     p->req = *req;
     p->nranks = nsim_topo_nranks(t);
     p->nchannels = req->nchannels ? req->nchannels
-                                  : nsim_plan_default_channels(t);
+                   : req->algo == NSIM_ALGO_NVLS ? nsim_plan_nvls_channels(t)
+                                                 : nsim_plan_default_channels(t);
+    uint32_t nch_full = p->nchannels;
     set_cut(p);
     if (is_p2p(req->coll))
         rc = build_p2p(t, p, err);
     else if (split_channels(p) != NSIM_OK)
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+    else if (req->algo == NSIM_ALGO_TREE)
+        rc = nsim__plan_build_trees(t, p, nch_full, err);
+    else if (req->algo == NSIM_ALGO_NVLS)
+        rc = nsim__plan_build_nvls(t, p, err);
     else if ((rc = build_rings(t, p, err)) == NSIM_OK &&
              (rc = build_conns(t, p, err)) == NSIM_OK)
         rc = build_ops(p, err);

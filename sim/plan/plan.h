@@ -52,6 +52,7 @@ typedef enum nsim_algo {
 typedef enum nsim_transport {
     NSIM_TRANSPORT_P2P, /* GPU stores over NVLink or PCIe */
     NSIM_TRANSPORT_NET, /* proxy + NIC (IB verbs) */
+    NSIM_TRANSPORT_NVLS, /* NVLink SHARP: to / from the NVSwitch */
 } nsim_transport;
 
 typedef enum nsim_channel_mode {
@@ -84,12 +85,24 @@ typedef struct nsim_plan_conn {
     uint32_t send_lane, recv_lane; /* indices into lanes */
 } nsim_plan_conn;
 
-/* The work of one rank on one channel. */
+#define NSIM_LANE_MORE_CONNS 2 /* tree arity 3 (nccl 2.4): 1 + 2 more */
+
+/* The work of one rank on one channel (or, for trees, one of the two
+ * halves of the channel's thread block: reduce up, broadcast down). */
 typedef struct nsim_plan_lane {
     uint32_t channel, rank;
     uint32_t send_conn, recv_conn; /* indices into conns, or UINT32_MAX */
     uint32_t nops;
     nsim_plan_op *ops;
+    /* Trees: further connections that every receive op also waits on
+     * (a node reduces its children's slices) and every send op also
+     * writes (a node broadcasts to each child), as NCCL's primitives
+     * with several recv/send peers. */
+    uint32_t nrecv_more, nsend_more;
+    uint32_t recv_more[NSIM_LANE_MORE_CONNS], send_more[NSIM_LANE_MORE_CONNS];
+    /* 1: runs on the previous lane's thread block (NCCL's tree split:
+     * one block, its threads divided between up and down). */
+    uint32_t shares_sm;
 } nsim_plan_lane;
 
 typedef struct nsim_plan_req {
@@ -124,6 +137,9 @@ typedef struct nsim_plan {
     nsim_plan_lane *lanes;
     uint32_t nlanes;
     uint32_t parts_per_peer; /* SendRecv / AllToAll: channels per peer */
+    /* NVLS: heads (each owns one chunk of every loop); a channel's
+     * connections are, per rank, [up to the switch, down from it]. */
+    uint32_t nvls_heads;
 } nsim_plan;
 
 /* Bytes on the wire for a payload: LL carries 8 data bytes per 16-byte
@@ -149,8 +165,12 @@ typedef struct nsim_plan_graph {
     nsim_path_type type_intra;
     uint32_t nhosts, nranks, sm;
     int nvswitch_nvls; /* every host has an NVLS-capable NVSwitch */
+    double nvlink_bw;  /* a GPU's NVLink total, NCCL units (GB/s) */
 } nsim_plan_graph;
 void nsim_plan_graph_get(nsim_topo *topo, nsim_plan_graph *g);
+
+/* NCCL's NVLS channel (CTA) count: 16 on sm90, 24 on sm100 (nccl 6.3). */
+uint32_t nsim_plan_nvls_channels(nsim_topo *topo);
 
 /* Channel count NCCL would use on this topology (nccl 2.2, 2.5). */
 uint32_t nsim_plan_default_channels(nsim_topo *topo);

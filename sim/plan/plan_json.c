@@ -41,6 +41,19 @@ static cJSON *lane_json(const nsim_plan_lane *l)
     cJSON_AddNumberToObject(o, "rank", l->rank);
     cJSON_AddNumberToObject(o, "send_conn", l->send_conn);
     cJSON_AddNumberToObject(o, "recv_conn", l->recv_conn);
+    if (l->nrecv_more || l->nsend_more || l->shares_sm) {
+        /* trees: further children, the shared thread block */
+        int rm[NSIM_LANE_MORE_CONNS], sm[NSIM_LANE_MORE_CONNS];
+        for (uint32_t k = 0; k < l->nrecv_more; k++)
+            rm[k] = (int)l->recv_more[k];
+        for (uint32_t k = 0; k < l->nsend_more; k++)
+            sm[k] = (int)l->send_more[k];
+        cJSON_AddItemToObject(o, "recv_more",
+                              cJSON_CreateIntArray(rm, (int)l->nrecv_more));
+        cJSON_AddItemToObject(o, "send_more",
+                              cJSON_CreateIntArray(sm, (int)l->nsend_more));
+        cJSON_AddBoolToObject(o, "shares_sm", l->shares_sm != 0);
+    }
     if ((ops = cJSON_AddArrayToObject(o, "ops")) == NULL)
         return o;
     for (uint32_t i = 0; i < l->nops; i++) {

@@ -2,8 +2,8 @@
  *
  * tune.c - NCCL's tuning model (see tune.h). Tables from
  * nccl-internals 4.1 and 4.2 (src/graph/tuning.cc, NCCL 2.30).
- * Does not model: CollNet, PAT, tree correction factors for trees that
- * ncclsim does not build yet, tuner plugins.
+ * Does not model: CollNet, PAT, the TREE-pattern x0.85 (ncclsim's trees
+ * are BALANCED_TREE), tuner plugins.
  */
 #include "tune.h"
 
@@ -29,6 +29,32 @@ static const double ll_max_bw[4][3] = {
     {282.0, 90.0, 70.0}};
 /* perChMaxRingLL128Bw by compCapIndex. */
 static const double ring_ll128_bw[4] = {20, 20, 36.7, 40};
+/* perChMaxTreeBw and perChMaxTreeLL128Bw [compCapIndex][nHosts 1/2/>2]. */
+static const double tree_bw[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0},
+    {70.0, 42.8, 24.0}};
+static const double tree_ll128_bw[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+/* treeCorrectionFactor[proto][log2(bytes / 64)] (nccl-internals 4.4),
+ * protos in nsim order Simple, LL, LL128. */
+static const double tree_corr[NSIM_PROTO__COUNT][23] = {
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8,
+     .7, .7, .8, .9, .9},
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7,
+     .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8,
+     .9, .9, .9, .9, 1.0, 1.0},
+};
+
+static int log2i(uint64_t v)
+{
+    int l = -1;
+    while (v) {
+        v >>= 1;
+        l++;
+    }
+    return l;
+}
 
 static int cc_index(uint32_t sm)
 {
@@ -89,11 +115,84 @@ static double ring_bw(const nsim_plan_graph *g, nsim_coll c, nsim_proto p)
     return bus * g->nranks / ring_steps(c, g->nranks);
 }
 
+/* Tree AllReduce: base + 2 x ((ppn - 1) x intraLat + log2(nHosts) x
+ * interLat) (nccl-internals 4.1). */
+static double tree_latency(const nsim_plan_graph *g, nsim_proto p)
+{
+    int intra_hw = g->type_intra == NSIM_PATH_NVL ? HW_NVLINK : HW_PCI;
+    double intra = hw_lat[intra_hw][NSIM_ALGO_TREE][p];
+    double inter = hw_lat[HW_NET][NSIM_ALGO_TREE][p];
+    return base_lat[NSIM_ALGO_TREE][p] +
+           2 * ((g->nranks / g->nhosts - 1) * intra +
+                log2i(g->nhosts) * inter);
+}
+
+/* Tree AllReduce bandwidth (nccl-internals 4.2), as algorithm bandwidth
+ * (x 0.5). */
+static double tree_bw_of(const nsim_plan_graph *g, nsim_proto p)
+{
+    int col = g->nhosts <= 1 ? 0 : g->nhosts == 2 ? 1 : 2;
+    int cc = cc_index(g->sm);
+    double bw = g->nhosts <= 2 ? g->bw_intra : g->bw_inter;
+    double bus = fmin(0.92 * g->nchannels * bw, g->nchannels * tree_bw[cc][col]);
+    if (p == NSIM_PROTO_LL)
+        bus = fmin(bus / 3.8, ll_max_bw[g->nhosts <= 1 ? cc : 0][col]);
+    else if (p == NSIM_PROTO_LL128)
+        bus = fmin(bus * (g->nhosts <= 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                   g->nchannels * tree_ll128_bw[cc][col]);
+    return bus * 0.5;
+}
+
+/* NCCL's nvlsEfficiency by compCapIndex (nccl-internals 4.2). */
+static const double nvls_eff[4] = {0, 0, 0.85, 0.74};
+/* The intra-host speeds NCCL's search tries for sm90 / sm100 (2.2). */
+static const double nvls_speeds90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11,
+                                       6, 3, 0};
+static const double nvls_speeds100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24,
+                                        20, 19, 18, 0};
+
+/* NVLS AllReduce on one host (4.1, 4.2): the NVLS graph has one channel
+ * per head (every GPU) at the first speed with heads x speed <= the
+ * GPU's NVLink total (2.2: speed x minChannels <= totalBw); busBw = nCh
+ * x 2 x bwIntra x nvlsEff x (nCh-1)/nCh, as ring algorithm bandwidth;
+ * latency hwLat[NVLINK][NVLS][Simple] (25 us), no base. */
+static double nvls_time(const nsim_plan_graph *g, nsim_coll c, nsim_proto p,
+                        uint64_t bytes)
+{
+    if (c != NSIM_COLL_ALLREDUCE || p != NSIM_PROTO_SIMPLE ||
+        g->nhosts != 1 || g->sm < 90 || !g->nvswitch_nvls)
+        return -1;
+    uint32_t nch = g->nranks < 32 ? g->nranks : 32;
+    const double *sp = g->sm >= 100 ? nvls_speeds100 : nvls_speeds90;
+    while (sp[1] != 0 && nch * sp[0] > g->nvlink_bw)
+        sp++;
+    if (nch < 2)
+        return -1;
+    double bw = sp[0] * nvls_eff[cc_index(g->sm)] * (nch - 1) / nch * 2;
+    double alg = nch * bw * g->nranks / (2.0 * (g->nranks - 1));
+    return hw_lat[HW_NVLINK][NSIM_ALGO_NVLS][p] +
+           (double)bytes / (1000.0 * alg);
+}
+
 double nsim_tune_time_us(const nsim_plan_graph *g, nsim_coll c, nsim_algo a,
                          nsim_proto p, uint64_t bytes)
 {
-    if (a != NSIM_ALGO_RING || c == NSIM_COLL_SENDRECV ||
-        c == NSIM_COLL_ALLTOALL)
+    if (a == NSIM_ALGO_NVLS)
+        return nvls_time(g, c, p, bytes);
+    if (c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL)
+        return -1;
+    if (a == NSIM_ALGO_TREE) {
+        if (c != NSIM_COLL_ALLREDUCE)
+            return -1;
+        double bw = tree_bw_of(g, p);
+        int ls = log2i(bytes >> 6);
+        if (ls >= 0 && ls < 23)
+            bw *= tree_corr[p][ls];
+        if (bw <= 0)
+            return -1;
+        return tree_latency(g, p) + (double)bytes / (1000.0 * bw);
+    }
+    if (a != NSIM_ALGO_RING)
         return -1;
     double bw = ring_bw(g, c, p);
     if (bw <= 0)
@@ -147,30 +246,44 @@ int nsim_tune_pick(nsim_topo *t, nsim_coll c, uint64_t bytes,
     nsim_plan_graph g;
     nsim_plan_graph_get(t, &g);
     *time_us = -1;
-    if (!algo_forced)
-        *algo = NSIM_ALGO_RING;
-    NSIM_TRY(nsim_tune_check(t, c, *algo, proto_forced ? *proto
-                                                       : NSIM_PROTO_SIMPLE,
-                             err));
+    if (algo_forced)
+        NSIM_TRY(nsim_tune_check(t, c, *algo,
+                                 proto_forced ? *proto : NSIM_PROTO_SIMPLE,
+                                 err));
+    else if (proto_forced)
+        NSIM_TRY(nsim_tune_check(t, c, NSIM_ALGO_RING, *proto, err));
     if (c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL) {
+        if (!algo_forced)
+            *algo = NSIM_ALGO_RING;
         if (!proto_forced)
             *proto = NSIM_PROTO_SIMPLE;
         return NSIM_OK;
     }
-    int ll128_ok = nsim_plan_ll128_refusal(t) == NULL;
+    /* NCCL walks algorithms Tree, Ring, ..., NVLS and protocols LL,
+     * LL128, Simple; the first of equal times wins (4.4) */
+    static const nsim_algo algos[] = {NSIM_ALGO_TREE, NSIM_ALGO_RING,
+                                      NSIM_ALGO_NVLS};
+    static const nsim_proto protos[] = {NSIM_PROTO_LL, NSIM_PROTO_LL128,
+                                        NSIM_PROTO_SIMPLE};
     double best = -1;
-    for (int p = 0; p < NSIM_PROTO__COUNT; p++) {
-        if ((proto_forced && p != (int)*proto) ||
-            (p == NSIM_PROTO_LL128 && !ll128_ok))
-            continue;
-        double us = nsim_tune_time_us(&g, c, *algo, (nsim_proto)p, bytes);
-        /* NCCL walks LL, LL128, Simple; ties go to the first */
-        if (us >= 0 && (best < 0 || us < best ||
-                        (us == best && p != NSIM_PROTO_SIMPLE))) {
-            best = us;
-            *proto = (nsim_proto)p;
+    nsim_algo a0 = *algo;
+    nsim_proto p0 = *proto;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            nsim_algo a = algos[i];
+            nsim_proto p = protos[j];
+            if ((algo_forced && a != a0) || (proto_forced && p != p0) ||
+                nsim_tune_check(t, c, a, p, NULL) != NSIM_OK)
+                continue;
+            double us = nsim_tune_time_us(&g, c, a, p, bytes);
+            if (us >= 0 && (best < 0 || us < best)) {
+                best = us;
+                *algo = a;
+                *proto = p;
+            }
         }
-    }
+    if (best < 0 && !algo_forced)
+        *algo = NSIM_ALGO_RING;
     *time_us = best;
     return NSIM_OK;
 }

@@ -110,6 +110,31 @@ nsim_expect(cli.run.nvls_a100_refused 1
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/pcie-2gpu-ll128.json
                 --algo NVLS --proto Simple
             ERR "NVLS needs sm >= 90")
+nsim_expect(cli.run.tree 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --algo Tree
+                --proto LL128 -b 1M -e 1M
+            OUT "algorithm Tree, protocol LL128.*\n +1048576 +262144 ")
+nsim_expect(cli.run.auto_picks_tree 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --algo auto
+                --proto auto -b 1K -e 1K --tuning
+            OUT "\n +1024 .* Tree/LL ")
+nsim_expect(cli.run.nvls 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --algo NVLS
+                -b 64M -e 64M
+            OUT "algorithm NVLS, protocol Simple, 16 channels")
+nsim_expect(cli.run.nvls_no_nvls_switch 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/hgx-h100-nvls.json
+                --json nvls_hgx.json
+            ERR "^ncclsim: [^\n]*NVLS needs sm >= 90 GPUs and an NVLS-capable NVSwitch[^\n]*\n$"
+            NO_FILE nvls_hgx.json)
+nsim_expect(cli.run.nvls_multi_host 1
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --algo NVLS
+                -b 1M -e 1M
+            ERR "NVLS across 2 hosts is NVLSTree")
+nsim_expect(cli.run.nvls_ll_refused 1
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --algo NVLS
+                --proto LL -b 1M -e 1M
+            ERR "NVLS runs the Simple protocol only")
 nsim_expect(cli.run.tuning 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --proto LL -b 8
                 -e 8 --tuning

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * nvls.c - NVLink SHARP in the NVSwitch (hardware-facts 1.4: gen3
+ * NVSwitch multicast + in-network reduction; nccl-internals 6.3): the
+ * transport of NVLS connections.
+ *
+ * Models, per channel (a reduction group of every GPU of the host):
+ * each GPU's scatter lane streams its part of chunk k through its thread
+ * block and up its NVLink ports to the switch; when the parts of all
+ * GPUs have arrived the switch reduces them and the result of chunk k
+ * goes to its head GPU (k mod nHeads: multimem.ld_reduce returns it on
+ * the head's down link), the head stores it back to the multicast
+ * address (its up link), and the switch multicasts it: one copy down
+ * every GPU's link. So each GPU's links carry S + S/nHeads per
+ * direction for an S-byte AllReduce, against 2(n-1)/n S for a ring. The
+ * chunk is visible to a GPU when its multicast copy has landed; a slot
+ * returns to every scatter lane when every GPU has gathered the chunk.
+ * Does not model: a reduction rate inside the switch (not published,
+ * hardware-facts 1.4/1.5: assumed to keep up with the ports), NVLSTree.
+ * Units: ps, bytes. Workload: (2 + nGPUs) pieces per chunk and 64 KiB.
+ */
+#include <stdlib.h>
+
+#include "models/transport.h"
+
+#define SLOTS NSIM_NCCL_STEPS
+
+typedef struct nvls_group nvls_group;
+
+typedef struct nvls_conn {
+    nvls_group *g;
+    uint32_t conn, rank, up; /* up: GPU -> switch; else switch -> GPU */
+    uint32_t path[2];        /* up: [thread block, GPU -> switch link] */
+    uint64_t sent, consumed;
+    uint32_t pieces_left[SLOTS];
+} nvls_conn;
+
+struct nvls_group {
+    const nsim_xport_env *env;
+    uint32_t n, heads;
+    nvls_conn **up, **down;  /* per rank */
+    uint32_t *to_gpu;        /* per rank: switch -> GPU link server */
+    uint32_t *head_path;     /* per rank: [switch -> GPU, GPU -> switch] */
+    uint32_t contrib[SLOTS], gathered[SLOTS];
+    uint64_t bytes[SLOTS], seq[SLOTS];
+    uint32_t *mc_left;       /* SLOTS x n: multicast pieces to land */
+    nsim_time credit_lat;
+};
+
+typedef struct nvls_shared {
+    nvls_group *groups; /* per channel */
+    uint32_t ngroups;
+} nvls_shared;
+
+/* The NVLink of a GPU to an NVLS-capable NVSwitch (one hop). */
+static int switch_link(nsim_topo *t, uint32_t gpu, uint32_t *up,
+                       nsim_err *err)
+{
+    const uint32_t *out = nsim_topo_out(t, gpu);
+    for (uint32_t k = 0; k < nsim_topo_nout(t, gpu); k++) {
+        const nsim_link *l = nsim_topo_link(t, out[k]);
+        const nsim_device *d = nsim_topo_device(t, l->dst);
+        if (d->type == NSIM_DEV_NVSWITCH && d->nvls) {
+            *up = out[k];
+            return NSIM_OK;
+        }
+    }
+    return NSIM_ERR(err, NSIM_ECONFIG,
+                    "algorithm NVLS: gpu \"%s\" has no NVLink to an "
+                    "NVSwitch with \"nvls\": true",
+                    nsim_topo_device(t, gpu)->name);
+}
+
+static int group_init(nvls_group *g, const nsim_xport_env *env,
+                      nsim_err *err)
+{
+    uint32_t n = env->plan->nranks;
+    g->env = env;
+    g->n = n;
+    g->heads = env->plan->nvls_heads;
+    g->up = calloc(n, sizeof *g->up);
+    g->down = calloc(n, sizeof *g->down);
+    g->to_gpu = calloc(n, sizeof *g->to_gpu);
+    g->head_path = calloc(2 * (size_t)n, sizeof *g->head_path);
+    g->mc_left = calloc((size_t)SLOTS * n, sizeof *g->mc_left);
+    if (!g->up || !g->down || !g->to_gpu || !g->head_path || !g->mc_left)
+        return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t gpu = nsim_topo_rank_device(env->topo, r), up = 0;
+        NSIM_TRY(switch_link(env->topo, gpu, &up, err));
+        const nsim_link *l = nsim_topo_link(env->topo, up);
+        g->to_gpu[r] = nsim_fabric_link_server(l->reverse);
+        g->head_path[2 * r] = g->to_gpu[r];
+        g->head_path[2 * r + 1] = nsim_fabric_link_server(up);
+        /* the gather's completion reaches the scatterers over the
+         * switch: up, switch, down */
+        nsim_time lat = 2 * l->lat_ps;
+        g->credit_lat = lat > g->credit_lat ? lat : g->credit_lat;
+    }
+    return NSIM_OK;
+}
+
+static void group_fini(nvls_group *g)
+{
+    free(g->up);
+    free(g->down);
+    free(g->to_gpu);
+    free(g->head_path);
+    free(g->mc_left);
+}
+
+static int nvls_init(const nsim_xport_env *env, void **shared, nsim_err *err)
+{
+    nvls_shared *sh = calloc(1, sizeof *sh);
+    if (sh == NULL ||
+        (sh->groups = calloc(env->plan->nchannels, sizeof *sh->groups)) ==
+            NULL) {
+        free(sh);
+        return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
+    }
+    sh->ngroups = env->plan->nchannels;
+    *shared = sh;
+    for (uint32_t c = 0; c < sh->ngroups; c++)
+        NSIM_TRY(group_init(&sh->groups[c], env, err));
+    return NSIM_OK;
+}
+
+static void nvls_fini(void *shared)
+{
+    nvls_shared *sh = shared;
+    if (sh == NULL)
+        return;
+    for (uint32_t c = 0; c < sh->ngroups; c++)
+        group_fini(&sh->groups[c]);
+    free(sh->groups);
+    free(sh);
+}
+
+static int nvls_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
+                      void **state, nsim_err *err)
+{
+    nvls_shared *sh = shared;
+    const nsim_plan_conn *pc = &env->plan->conns[conn];
+    nvls_conn *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
+    c->g = &sh->groups[pc->channel];
+    c->conn = conn;
+    c->rank = pc->from;
+    c->up = pc->send_lane != UINT32_MAX;
+    if (c->up) {
+        c->path[1] = c->g->head_path[2 * c->rank + 1];
+        c->g->up[c->rank] = c;
+    } else {
+        c->g->down[c->rank] = c;
+    }
+    *state = c;
+    return NSIM_OK;
+}
+
+static void nvls_teardown(void *state) { free(state); }
+
+static int send_pieces(nvls_group *g, const uint32_t *path, uint32_t nhops,
+                       uint64_t bytes, nsim_piece_fn *done, void *ctx,
+                       uint64_t tag, uint32_t *npieces)
+{
+    uint64_t chunk = g->env->params->stream_chunk_bytes;
+    uint32_t np = bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
+    if (npieces != NULL)
+        *npieces = np;
+    for (uint32_t k = 0; k < np; k++) {
+        nsim_piece *p;
+        NSIM_TRY(nsim_fabric_piece(g->env->fab, &p));
+        p->path = path;
+        p->nhops = nhops;
+        p->bytes = bytes - (uint64_t)k * chunk < chunk
+                       ? bytes - (uint64_t)k * chunk : chunk;
+        p->done = done;
+        p->ctx = ctx;
+        p->tag = tag;
+        NSIM_TRY(nsim_fabric_send(g->env->fab, p));
+    }
+    return NSIM_OK;
+}
+
+/* A multicast copy of one piece landed on rank tag >> 8's GPU. */
+static void on_multicast(nsim_sim *sim, nsim_piece *p)
+{
+    nvls_group *g = p->ctx;
+    uint32_t slot = (uint32_t)(p->tag & 0xff), r = (uint32_t)(p->tag >> 8);
+    (void)sim;
+    if (--g->mc_left[slot * g->n + r] == 0)
+        g->env->arrived(g->env->exec, g->down[r]->conn);
+}
+
+/* One piece of the reduced chunk is back in the switch from its head:
+ * the switch copies it down to every GPU. */
+static void on_head_store(nsim_sim *sim, nsim_piece *p)
+{
+    nvls_group *g = p->ctx;
+    uint32_t slot = (uint32_t)p->tag;
+    for (uint32_t r = 0; r < g->n; r++)
+        if (send_pieces(g, &g->to_gpu[r], 1, p->bytes, on_multicast, g,
+                        slot | (uint64_t)r << 8, NULL) != NSIM_OK) {
+            nsim_sim_fail(sim, NSIM_ENOMEM, "nvls: out of memory");
+            return;
+        }
+}
+
+/* Every GPU's part of the slot's chunk is in the switch: reduce it and
+ * send the result through its head (down, then back up). */
+static int reduce(nvls_group *g, uint32_t slot)
+{
+    uint32_t head = (uint32_t)(g->seq[slot] % g->heads), np;
+    uint64_t chunk = g->env->params->stream_chunk_bytes, b = g->bytes[slot];
+    np = b == 0 ? 1 : (uint32_t)((b + chunk - 1) / chunk);
+    for (uint32_t r = 0; r < g->n; r++)
+        g->mc_left[slot * g->n + r] = np;
+    return send_pieces(g, &g->head_path[2 * head], 2, b, on_head_store, g,
+                       slot, NULL);
+}
+
+static void on_part(nsim_sim *sim, nsim_piece *p)
+{
+    nvls_conn *c = p->ctx;
+    nvls_group *g = c->g;
+    uint32_t slot = (uint32_t)(p->tag % SLOTS);
+    if (--c->pieces_left[slot] != 0)
+        return;
+    g->seq[slot] = p->tag;
+    if (++g->contrib[slot] == g->n && reduce(g, slot) != NSIM_OK)
+        nsim_sim_fail(sim, NSIM_ENOMEM, "nvls: out of memory");
+}
+
+static int nvls_send(void *state, uint32_t sm_server, uint64_t bytes,
+                     nsim_time *sm_done)
+{
+    nvls_conn *c = state;
+    uint64_t seq = c->sent++;
+    uint32_t slot = (uint32_t)(seq % SLOTS);
+    c->path[0] = sm_server;
+    c->g->bytes[slot] = bytes; /* the same for every rank */
+    NSIM_TRY(send_pieces(c->g, c->path, 2, bytes, on_part, c, seq,
+                         &c->pieces_left[slot]));
+    *sm_done = nsim_fabric_free_at(c->g->env->fab, sm_server);
+    return NSIM_OK;
+}
+
+static void on_credit(nsim_sim *sim, nsim_event *ev)
+{
+    nvls_group *g = ev->target;
+    (void)sim;
+    for (uint32_t r = 0; r < g->n; r++)
+        g->env->credit(g->env->exec, g->up[r]->conn);
+}
+
+/* A GPU has gathered the oldest reduced chunk; once all have, the slot
+ * is free on every scatter connection. */
+static int nvls_consumed(void *state)
+{
+    nvls_conn *c = state;
+    nvls_group *g = c->g;
+    uint32_t slot = (uint32_t)(c->consumed++ % SLOTS);
+    if (++g->gathered[slot] < g->n)
+        return NSIM_OK;
+    g->gathered[slot] = 0;
+    g->contrib[slot] = 0;
+    return nsim_sim_schedule(g->env->sim, g->credit_lat, on_credit, g, 0, 0,
+                             NULL);
+}
+
+const nsim_transport_ops nsim_nvls_transport = {
+    .name = "NVLS",
+    .init = nvls_init,
+    .fini = nvls_fini,
+    .setup = nvls_setup,
+    .teardown = nvls_teardown,
+    .send = nvls_send,
+    .consumed = nvls_consumed,
+};

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * plan_int.h - the planner's internal helpers shared by plan.c (rings,
+ * point-to-point) and tree.c (trees): hosts in rank order, connections,
+ * op lists and the slice cut of one chunk. Not a public header.
+ */
+#ifndef NSIM_PLAN_PLAN_INT_H
+#define NSIM_PLAN_PLAN_INT_H
+
+#include "plan.h"
+
+typedef struct host_list {
+    uint32_t *ranks; /* all ranks, grouped by host in order of first rank */
+    uint32_t *start; /* nhosts + 1 */
+    uint32_t nhosts;
+} host_list;
+
+typedef struct op_buf {
+    nsim_plan_op *ops;
+    uint32_t n, cap;
+} op_buf;
+
+/* Groups ranks by host; the caller frees hl->ranks and hl->start. */
+int nsim__plan_group_hosts(nsim_topo *t, host_list *hl);
+/* Fills conn for channel c, rank from -> rank to (P2P or NET). */
+int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
+                         uint32_t from, uint32_t to, nsim_plan_conn *conn,
+                         nsim_err *err);
+int nsim__plan_push_op(op_buf *b, nsim_plan_op op);
+/* The slices of one primitive on one chunk (nccl-internals 3.3). */
+int nsim__plan_push_chunk(const nsim_plan *p, op_buf *b, uint8_t prim,
+                          uint16_t step, uint32_t chunk, uint64_t off_el,
+                          int64_t nelem, uint64_t base_byte);
+/* Tree AllReduce: conns, lanes and ops (tree.c). nch_full is the channel
+ * count before the size-based reduction: channels c >= nch_full / 2 run
+ * the second tree (nccl-internals 2.4). */
+int nsim__plan_build_trees(nsim_topo *t, nsim_plan *p, uint32_t nch_full,
+                           nsim_err *err);
+/* NVLS AllReduce on one host (nvls.c): per channel and rank an up and a
+ * down connection to the NVSwitch, a scatter lane and a gather lane. */
+int nsim__plan_build_nvls(nsim_topo *t, nsim_plan *p, nsim_err *err);
+/* ncclGetBtree / ncclGetDtree (nccl-internals 2.4): parent u (-1 at the
+ * root), children d0, d1 (-1: none) of host idx of n in tree 0 or 1, and
+ * whether idx is its parent's child 0 or 1. */
+void nsim__plan_dtree(int n, int idx, int tree, int *u, int *d0, int *d1,
+                      int *child_type);
+
+#endif

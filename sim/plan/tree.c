@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * tree.c - NCCL's Tree AllReduce (nccl-internals 2.4, 3.3): per channel
+ * an intra-host chain plus an inter-host double binary tree, played as
+ * NCCL's split kernel (runTreeSplit) plays it.
+ *
+ * Models: the chain of each host (GPUs in rank order rotated by the
+ * channel, as the ring's; chain[0] talks to the parent host and is the
+ * host's child-1 end, chain[1] its child-0 end: BALANCED_TREE), the
+ * inter-host trees of ncclGetBtree (tree 0) and its mirror (even host
+ * count) or shift (odd) for channels c >= nChannels/2 (the postset
+ * copies, 2.5); per rank and channel a reduce-up lane (leaf: send;
+ * others: recvReduceSend from all children) and a broadcast-down lane
+ * (recvCopySend to all children; leaf: recv) sharing one thread block;
+ * the root's single lane recvReduceCopySend. Chunks of one step (Simple
+ * 512 KiB halved for small sizes by tree depth, LL 32 KiB, LL128 halved
+ * by NCCL's nstepsLL128 rule), one slice each.
+ * Does not model: SPLIT_TREE/TREE patterns (NIC traffic on one GPU),
+ * the tree graph's own search (it reuses the ring graph's order).
+ * Units: bytes; ranks, hosts and channels are indices.
+ */
+#include <stdlib.h>
+
+#include "plan_int.h"
+
+static int log2i(uint64_t v)
+{
+    int l = -1;
+    while (v) {
+        v >>= 1;
+        l++;
+    }
+    return l;
+}
+
+/* ncclGetBtree, including its way of clipping down1. */
+static void btree(int n, int r, int *u, int *d0, int *d1, int *ctype)
+{
+    int bit;
+    for (bit = 1; bit < n; bit <<= 1)
+        if (bit & r)
+            break;
+    *ctype = 0;
+    if (r == 0) {
+        *u = -1;
+        *d0 = -1;
+        *d1 = n > 1 ? bit >> 1 : -1;
+        return;
+    }
+    int up = (r ^ bit) | (bit << 1);
+    if (up >= n)
+        up = r ^ bit;
+    *ctype = r < up ? 0 : 1;
+    *u = up;
+    int lowbit = bit >> 1;
+    *d0 = lowbit == 0 ? -1 : r - lowbit;
+    int down1 = lowbit == 0 ? -1 : r + lowbit;
+    while (down1 >= n) {
+        down1 = lowbit == 0 ? -1 : r + lowbit;
+        lowbit >>= 1;
+    }
+    *d1 = down1;
+}
+
+void nsim__plan_dtree(int n, int idx, int tree, int *u, int *d0, int *d1,
+                      int *ctype)
+{
+    if (tree == 0) {
+        btree(n, idx, u, d0, d1, ctype);
+        return;
+    }
+    int a, b, c;
+    if (n % 2 == 1) { /* shift by one */
+        btree(n, (idx - 1 + n) % n, &a, &b, &c, ctype);
+        *u = a == -1 ? -1 : (a + 1) % n;
+        *d0 = b == -1 ? -1 : (b + 1) % n;
+        *d1 = c == -1 ? -1 : (c + 1) % n;
+    } else { /* mirror */
+        btree(n, n - 1 - idx, &a, &b, &c, ctype);
+        *u = a == -1 ? -1 : n - 1 - a;
+        *d0 = b == -1 ? -1 : n - 1 - b;
+        *d1 = c == -1 ? -1 : n - 1 - c;
+    }
+}
+
+typedef struct tnode {
+    uint32_t parent; /* UINT32_MAX at the root */
+    uint32_t nchild, child[3];
+    uint32_t up_conn, down_conn; /* to / from the parent */
+} tnode;
+
+static void link_child(tnode *nd, uint32_t parent, uint32_t child)
+{
+    nd[child].parent = parent;
+    nd[parent].child[nd[parent].nchild++] = child;
+}
+
+/* The tree of one channel over ranks; order gets the chains. */
+static void channel_tree(const host_list *hl, uint32_t c, uint32_t nbase,
+                         int tree, tnode *nd, uint32_t *order)
+{
+    uint32_t H = hl->nhosts, k = 0;
+    for (uint32_t h = 0; h < H; h++) {
+        const uint32_t *L = &hl->ranks[hl->start[h]];
+        uint32_t m = hl->start[h + 1] - hl->start[h], s = (c % nbase) % m;
+        for (uint32_t i = 0; i < m; i++) {
+            order[k] = L[(s + i) % m];
+            nd[order[k]] = (tnode){UINT32_MAX, 0, {0}, 0, 0};
+            if (i > 0)
+                link_child(nd, order[k - 1], order[k]);
+            k++;
+        }
+    }
+    for (uint32_t h = 0; h < H; h++) {
+        const uint32_t *ch = &order[hl->start[h]];
+        uint32_t m = hl->start[h + 1] - hl->start[h];
+        int u, d[2], ct;
+        nsim__plan_dtree((int)H, (int)h, tree, &u, &d[0], &d[1], &ct);
+        for (int j = 0; j < 2; j++) {
+            if (d[j] < 0)
+                continue;
+            /* to child0 = chain[1], to child1 = chain[0]; the child host
+             * joins through its chain[0] */
+            uint32_t at = j == 0 && m > 1 ? ch[1] : ch[0];
+            link_child(nd, at, order[hl->start[d[j]]]);
+        }
+    }
+}
+
+static void lane_add(uint32_t *first, uint32_t *more, uint32_t *nmore,
+                     uint32_t conn)
+{
+    if (*first == UINT32_MAX)
+        *first = conn;
+    else
+        more[(*nmore)++] = conn;
+}
+
+/* Chunk of one tree step (nccl-internals 3.3; NCCL enqueue.cc
+ * computeCollDevWork): Simple halves 512 KiB while the per-channel size
+ * is under 8/4/1 x depth chunks; LL128 halves by nstepsLL128. */
+static void tree_cut(nsim_plan *p)
+{
+    uint32_t H = p->nhosts, ppn = p->nranks / H;
+    uint64_t nb = p->req.bytes, nc = p->nchannels, ch = p->chunk_bytes;
+    if (p->req.proto == NSIM_PROTO_SIMPLE) {
+        uint64_t depth = ppn - 1 + (uint64_t)log2i(H);
+        while (nb / (nc * ch) < depth * 8 && ch > 131072)
+            ch /= 2;
+        while (nb / (nc * ch) < depth * 4 && ch > 65536)
+            ch /= 2;
+        while (nb / (nc * ch) < depth && ch > 32768)
+            ch /= 2;
+    } else if (p->req.proto == NSIM_PROTO_LL128) {
+        double st = 1 + log2i(H) + 0.1 * ppn;
+        ch = 614400; /* wire bytes of one step; payload 120/128 */
+        while ((double)(nb / (nc * ch)) < st * 64 / ppn && ch > 131072)
+            ch /= 2;
+        while ((double)(nb / (nc * ch)) < st * 16 / ppn && ch > 32768)
+            ch /= 2;
+        ch = ch / 128 * 120;
+    }
+    p->chunk_bytes = p->slice_bytes = ch;
+}
+
+static int tree_ops(const nsim_plan *p, uint32_t c, uint8_t prim,
+                    nsim_plan_lane *l)
+{
+    op_buf b = {0};
+    uint32_t ts = p->req.type_size;
+    uint64_t count = p->chan_bytes[c] / ts, cc = p->chunk_bytes / ts;
+    uint32_t k = 0;
+    for (uint64_t off = 0; off < count; off += cc, k++) {
+        int64_t ne = (int64_t)(count - off < cc ? count - off : cc);
+        if (nsim__plan_push_chunk(p, &b, prim, 0, k, off, ne,
+                                  p->chan_offset[c]) != NSIM_OK) {
+            free(b.ops);
+            return NSIM_ENOMEM;
+        }
+    }
+    l->ops = b.ops;
+    l->nops = b.n;
+    return NSIM_OK;
+}
+
+/* Lane (c, r, k): k 0 reduce up (the root: both ways), 1 broadcast down. */
+#define LANE(c, r, k) (((c) * p->nranks + (r)) * 2 + (k))
+
+static int channel_conns(nsim_topo *t, nsim_plan *p, uint32_t c, tnode *nd,
+                         nsim_err *err)
+{
+    for (uint32_t r = 0; r < p->nranks; r++) {
+        uint32_t q = nd[r].parent;
+        if (q == UINT32_MAX)
+            continue;
+        uint32_t up = p->nconns++, dn = p->nconns++;
+        NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, r, q, &p->conns[up],
+                                      err));
+        NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, q, r, &p->conns[dn],
+                                      err));
+        nd[r].up_conn = up;
+        nd[r].down_conn = dn;
+        uint32_t qk = nd[q].parent == UINT32_MAX ? 0 : 1;
+        p->conns[up].send_lane = LANE(c, r, 0);
+        p->conns[up].recv_lane = LANE(c, q, 0);
+        p->conns[dn].send_lane = LANE(c, q, qk);
+        p->conns[dn].recv_lane = LANE(c, r, 1);
+        nsim_plan_lane *lu = &p->lanes[LANE(c, r, 0)];
+        nsim_plan_lane *ld = &p->lanes[LANE(c, r, 1)];
+        nsim_plan_lane *qu = &p->lanes[LANE(c, q, 0)];
+        nsim_plan_lane *qd = &p->lanes[LANE(c, q, qk)];
+        lu->send_conn = up;
+        ld->recv_conn = dn;
+        lane_add(&qu->recv_conn, qu->recv_more, &qu->nrecv_more, up);
+        lane_add(&qd->send_conn, qd->send_more, &qd->nsend_more, dn);
+    }
+    return NSIM_OK;
+}
+
+static int channel_lanes(nsim_plan *p, uint32_t c, const tnode *nd)
+{
+    for (uint32_t r = 0; r < p->nranks; r++) {
+        nsim_plan_lane *lu = &p->lanes[LANE(c, r, 0)];
+        nsim_plan_lane *ld = &p->lanes[LANE(c, r, 1)];
+        int leaf = nd[r].nchild == 0;
+        uint8_t up, down = 0;
+        if (nd[r].parent == UINT32_MAX) {
+            up = NSIM_PRIM_RECV | NSIM_PRIM_REDUCE | NSIM_PRIM_COPY_OUT |
+                 NSIM_PRIM_SEND;
+        } else {
+            up = leaf ? NSIM_PRIM_SEND
+                      : NSIM_PRIM_RECV | NSIM_PRIM_REDUCE | NSIM_PRIM_SEND;
+            down = NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT |
+                   (leaf ? 0 : NSIM_PRIM_SEND);
+        }
+        NSIM_TRY(tree_ops(p, c, up, lu));
+        if (down != 0)
+            NSIM_TRY(tree_ops(p, c, down, ld));
+    }
+    return NSIM_OK;
+}
+
+static int alloc_trees(nsim_plan *p, tnode **nd)
+{
+    uint32_t n = p->nranks, nc = p->nchannels;
+    p->nlanes = 2 * nc * n;
+    p->conns = calloc((size_t)2 * nc * n, sizeof *p->conns);
+    p->lanes = calloc(p->nlanes, sizeof *p->lanes);
+    p->ring = malloc((size_t)nc * n * sizeof *p->ring);
+    *nd = malloc(n * sizeof **nd);
+    if (p->conns == NULL || p->lanes == NULL || p->ring == NULL || !*nd)
+        return NSIM_ENOMEM;
+    for (uint32_t c = 0; c < nc; c++)
+        for (uint32_t r = 0; r < n; r++)
+            for (uint32_t k = 0; k < 2; k++)
+                p->lanes[LANE(c, r, k)] = (nsim_plan_lane){
+                    c, r, UINT32_MAX, UINT32_MAX, 0, NULL, 0, 0, {0}, {0}, k};
+    return NSIM_OK;
+}
+
+int nsim__plan_build_trees(nsim_topo *t, nsim_plan *p, uint32_t nch_full,
+                           nsim_err *err)
+{
+    host_list hl = {0};
+    tnode *nd = NULL;
+    int rc = nsim__plan_group_hosts(t, &hl);
+    uint32_t nbase = nch_full >= 2 ? nch_full / 2 : 1;
+    p->nhosts = hl.nhosts;
+    if (rc == NSIM_OK)
+        rc = alloc_trees(p, &nd);
+    if (rc != NSIM_OK) {
+        rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+        goto out;
+    }
+    tree_cut(p);
+    for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++) {
+        int tree = nch_full >= 2 && c >= nbase;
+        channel_tree(&hl, c, nbase, tree, nd, &p->ring[c * p->nranks]);
+        rc = channel_conns(t, p, c, nd, err);
+        if (rc == NSIM_OK && channel_lanes(p, c, nd) != NSIM_OK)
+            rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+    }
+out:
+    free(nd);
+    free(hl.ranks);
+    free(hl.start);
+    return rc;
+}
