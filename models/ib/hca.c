@@ -494,6 +494,10 @@ int nsim_qp_create(nsim_hca *h, nsim_cq *send_cq, nsim_cq *recv_cq,
 /* RoCE source-port entropy from the QP numbers (hardware-facts 3.6). */
 static uint32_t ecmp_pick(const nsim_qp *a, const nsim_qp *b, int roce)
 {
+    /* a NIC with several ports stripes its QPs over them (nccl 5.2: QP k
+     * on port k mod nPorts); consecutive QPNs take consecutive paths */
+    if (nsim_topo_device(a->h->topo, a->h->dev)->nic_ports > 1)
+        return a->qpn;
     if (!roce)
         return a->h->dev * 31 + b->h->dev; /* IB: one LID route per pair */
     uint64_t v = (uint64_t)a->qpn * b->qpn;

@@ -266,8 +266,16 @@ static void release_recvs(net_conn *c)
                               NULL};
             if (nsim_fabric_send(e->fab, p) != NSIM_OK)
                 return nsim__net_fail(c, "out of memory");
-        } else if (nsim_sim_schedule(e->sim, c->flush_ps, on_visible, c, 0, k,
-                                     NULL) != NSIM_OK) {
+        } else if (c->need_flush && c->m->flush != NULL) {
+            /* Simple over GDR before Hopper: a 1-byte RDMA READ of the
+             * slot on the loopback flush QP orders the GPU's view of the
+             * data (nccl 5.4); its completion releases the slice */
+            nsim_send_wr rd = {WR_ID(c->conn, 0xff, k), NSIM_WR_RDMA_READ, 1,
+                               0, 1, 0, 0, 0, 0};
+            if (nsim_qp_post_send(c->m->flush, &rd) != NSIM_OK)
+                return nsim__net_fail(c, "flush queue full");
+        } else if (nsim_sim_schedule(e->sim, 0, on_visible, c, 0, k, NULL) !=
+                   NSIM_OK) {
             return nsim__net_fail(c, "out of memory");
         }
     }
@@ -319,6 +327,11 @@ static void poll_cq(net_comm *m, int side)
             if (side && wc[i].opcode == NSIM_WC_RDMA_WRITE)
                 continue; /* a signaled CTS write drained the send queue */
             net_conn *c = m->sh->conn_of[WR_CONN(wc[i].wr_id)];
+            if (side && wc[i].opcode == NSIM_WC_RDMA_READ) {
+                /* GDR flush done: the slice is visible to the GPU */
+                c->sh->env->arrived(c->sh->env->exec, c->conn);
+                continue;
+            }
             piece_done(c, side, WR_SLICE(wc[i].wr_id), WR_PIECE(wc[i].wr_id));
         }
     }
@@ -430,11 +443,8 @@ static int setup_paths(net_conn *c, const nsim_plan_conn *pc, uint32_t *mem_s,
         c->nstage++;
         NSIM_TRY(copy_path(t, cr, gr, c->host_read, 64, &c->nhost_read, err));
     }
-    if (c->gdr && nsim_topo_device(t, gr)->sm < 90) {
-        const nsim_route *r;
-        NSIM_TRY(nsim_topo_route(t, pc->recv_nic, gr, &r, err));
-        c->flush_ps = 2 * r->lat_ps + c->sh->env->params->gpu_memory_latency_ps;
-    }
+    c->need_flush = c->gdr && nsim_topo_device(t, gr)->sm < 90 &&
+                    c->sh->env->plan->req.proto == NSIM_PROTO_SIMPLE;
     return NSIM_OK;
 }
 
@@ -462,6 +472,14 @@ static int comm_qps(net_comm *m, uint32_t mem_s, uint32_t mem_r, nsim_err *err)
                                  cs != UINT32_MAX ? cs : mem_s, err));
         nsim_qp_set_land_hook(m->qs[i], on_cts, m);
     }
+    /* the receiver's loopback flush QP (GDR before Hopper, nccl 5.2) */
+    uint32_t gr = nsim_topo_rank_device(t, m->to);
+    if (mem_r == gr && nsim_topo_device(t, gr)->sm < 90) {
+        if (nsim_qp_create(hr, m->cq_r, m->cq_r, 512, &m->flush))
+            return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
+        NSIM_TRY(nsim_qp_connect(m->flush, m->flush,
+                                 cr != UINT32_MAX ? cr : mem_r, gr, err));
+    }
     return NSIM_OK;
 }
 
@@ -484,12 +502,17 @@ int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
     sh->comms[sh->ncomms++] = m;
     const nsim_device *ns = nsim_topo_device(sh->env->topo, send_nic);
+    const nsim_device *nr = nsim_topo_device(sh->env->topo, recv_nic);
+    uint32_t ports = ns->nic_ports > nr->nic_ports ? ns->nic_ports
+                                                   : nr->nic_ports;
+    /* QPs per connection x ports; every message is split over the ports
+     * (one QP per port), or over all QPs with SPLIT_DATA_ON_QPS (5.2-5.3) */
     *m = (net_comm){.sh = sh, .from = pc->from, .to = pc->to,
                     .send_nic = send_nic, .recv_nic = recv_nic,
-                    .nqps = pc->nqps ? pc->nqps : 1};
+                    .nqps = (pc->nqps ? pc->nqps : 1) * ports};
     if (m->nqps > MAX_QPS)
         return NSIM_ERR(err, NSIM_EINVAL, "net: at most %d QPs", MAX_QPS);
-    m->nq = k->split_data_on_qps ? m->nqps : 1;
+    m->nq = k->split_data_on_qps ? m->nqps : ports;
     m->ar = k->adaptive_routing < 0 ? ns->link_layer == NSIM_LL_IB
                                     : k->adaptive_routing;
     nsim__net_live(m);

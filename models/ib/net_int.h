@@ -48,6 +48,7 @@ struct net_comm {
     uint32_t nqps, nq; /* QPs, QPs per request */
     int ar;            /* adaptive routing on this comm */
     uint64_t next_req; /* request ids, assigned by the receiver */
+    nsim_qp *flush;    /* loopback QP for the GDR flush read, or NULL */
     uint8_t dead[MAX_QPS]; /* QP pair in ERR, no longer used */
     uint32_t live[MAX_QPS], nlive;
     int retired;       /* abandoned for another NIC pair */
@@ -74,7 +75,7 @@ struct net_conn {
     uint32_t deferred;   /* receives to post once unpaused */
     uint64_t issued, written, cts, posted, send_done;
     uint64_t recv_posted, recv_done;
-    nsim_time flush_ps; /* GDR flush read (sm < 90) before visibility */
+    int need_flush;     /* GDR flush read (sm < 90) before visibility */
     int gdr;
     uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
     /* registered buffers (keys checked by the HCA model): the send
