@@ -27,6 +27,7 @@ struct nsim_ncclog {
     nsim_log_info info;
     nsim_nt_info tests;
     vec ranks, rings, trees, conns, nics, rows, ring_ranks;
+    vec ring_first; /* size_t per ring: its first index in ring_ranks */
     int line;
     int oom;
 };
@@ -51,6 +52,15 @@ static void *vec_push(nsim_ncclog *l, vec *v, size_t elem)
 static int starts(const char *s, const char *pre)
 {
     return strncmp(s, pre, strlen(pre)) == 0;
+}
+
+/* Consumes lit at *s if it is there (never past the string's end). */
+static int eat(const char **s, const char *lit)
+{
+    if (!starts(*s, lit))
+        return 0;
+    *s += strlen(lit);
+    return 1;
 }
 
 static const char *skip_ws(const char *s)
@@ -150,14 +160,14 @@ static void on_ring(nsim_ncclog *l, long ch, long nch, const char *s)
     for (size_t i = 0; i < l->rings.n; i++)
         if (rings[i].channel == (uint32_t)ch)
             return;
-    nsim_log_ring *r = vec_push(l, &l->rings, sizeof *r);
+    size_t *first = vec_push(l, &l->ring_first, sizeof *first);
+    nsim_log_ring *r = first ? vec_push(l, &l->rings, sizeof *r) : NULL;
     if (r == NULL)
         return;
+    *first = l->ring_ranks.n; /* r->ranks is set once the array is still */
     r->channel = (uint32_t)ch;
     r->nchannels = (uint32_t)nch;
     r->line = l->line;
-    /* ranks go to ring_ranks; r->ranks holds the index until the end */
-    r->ranks = (const uint32_t *)(uintptr_t)l->ring_ranks.n;
     long v;
     for (s = skip_ws(s); *s; s = skip_ws(s)) {
         if (starts(s, "...")) {
@@ -246,11 +256,10 @@ static void on_trees(nsim_ncclog *l, const char *s)
         if (!read_long(&s, &ch) || *s != ']')
             continue;
         s = skip_ws(s + 1);
-        int ok = read_long(&s, &d[0]) && *s++ == '/' &&
-                 read_long(&s, &d[1]) && *s++ == '/' &&
-                 read_long(&s, &d[2]) && starts(s, "->") &&
-                 (s += 2, read_long(&s, &r)) && starts(s, "->") &&
-                 (s += 2, read_long(&s, &up));
+        int ok = read_long(&s, &d[0]) && eat(&s, "/") &&
+                 read_long(&s, &d[1]) && eat(&s, "/") &&
+                 read_long(&s, &d[2]) && eat(&s, "->") &&
+                 read_long(&s, &r) && eat(&s, "->") && read_long(&s, &up);
         if (!ok || ch < 0)
             continue;
         nsim_log_tree *t = vec_push(l, &l->trees, sizeof *t);
@@ -520,10 +529,12 @@ static void on_line(nsim_ncclog *l, char *s)
 /* Points each ring at its ranks, now that the array no longer moves. */
 static void fix_rings(nsim_ncclog *l)
 {
+    static const uint32_t none[1];
     nsim_log_ring *r = l->rings.p;
+    const size_t *first = l->ring_first.p;
+    const uint32_t *all = l->ring_ranks.p;
     for (size_t i = 0; i < l->rings.n; i++)
-        r[i].ranks = (const uint32_t *)l->ring_ranks.p +
-                     (uintptr_t)r[i].ranks;
+        r[i].ranks = all != NULL ? all + first[i] : none;
 }
 
 int nsim_ncclog_parse(const char *text, size_t len, nsim_ncclog **out,
@@ -602,6 +613,7 @@ void nsim_ncclog_destroy(nsim_ncclog *l)
     free(l->nics.p);
     free(l->rows.p);
     free(l->ring_ranks.p);
+    free(l->ring_first.p);
     free(l);
 }
 
