@@ -16,17 +16,19 @@
 #include "sim/core/units.h"
 #include "sim/exec/exec.h"
 #include "sim/exec/scenario.h"
+#include "sim/topo/nccl_graph.h"
 #include "sim/plan/tune.h"
 
 typedef struct run_opts {
     const char *json_out, *plan_out;
     int quiet, timing, tuning, analytic, stats, debug;
+    const char *graph, *compare_graph;
     uint64_t size; /* plan: the size to plan */
 } run_opts;
 
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
-       OPT_STATS, OPT_DEBUG };
+       OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -58,6 +60,8 @@ static const struct option run_long[] = {
     {"timing", no_argument, NULL, OPT_TIMING},
     {"stats", no_argument, NULL, OPT_STATS},
     {"debug", no_argument, NULL, OPT_DEBUG},
+    {"graph", required_argument, NULL, OPT_GRAPH},
+    {"compare-graph", required_argument, NULL, OPT_CMPGRAPH},
     {NULL, 0, NULL, 0},
 };
 
@@ -164,6 +168,13 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case OPT_TUNING: ro->tuning = 1; return 0;
     case OPT_STATS: ro->stats = 1; return 0;
     case OPT_DEBUG: ro->debug = 1; return 0;
+    case OPT_GRAPH: ro->graph = arg; return 0;
+    case OPT_CMPGRAPH:
+        if (strcmp(cmd, "plan") != 0)
+            return nsim_cli_usage(cmd, "--compare-graph is an option of "
+                                       "'ncclsim plan'");
+        ro->compare_graph = arg;
+        return 0;
     case OPT_MODE:
         if (strcmp(arg, "analytic") == 0)
             ro->analytic = 1;
@@ -408,6 +419,23 @@ static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
     return rc;
 }
 
+/* --graph: NCCL's dumped rings and NICs replace the planner's; the
+ * channel count becomes NCCL's (the graph's, doubled as NCCL's postset
+ * does, nccl-internals 2.5) unless one was given. */
+static int use_graph(nsim_scenario *s, const char *path, nsim_err *err)
+{
+    NSIM_TRY(nsim_ncclgraph_load(path, s->topo, &s->graph, err));
+    const nsim_graph_info *gi = nsim_ncclgraph_find(s->graph, NSIM_GRAPH_RING);
+    if (gi == NULL || gi->nchannels == 0)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: no ring graph (id 0) to replay", path);
+    if (!s->nchannels_given) {
+        uint32_t n = 2 * gi->nchannels;
+        s->nchannels = n > NSIM_MAX_CHANNELS ? NSIM_MAX_CHANNELS : n;
+    }
+    return NSIM_OK;
+}
+
 static int load_with_opts(const char *cmd, int argc, char **argv,
                           nsim_scenario **out, run_opts *ro, nsim_err *err)
 {
@@ -427,6 +455,8 @@ static int load_with_opts(const char *cmd, int argc, char **argv,
     if ((rc = parse_opts(cmd, argc, argv, *out, ro, err)) != 0)
         return rc;
     nsim_scenario_resolve_channels(*out);
+    if (ro->graph != NULL && use_graph(*out, ro->graph, err) != NSIM_OK)
+        return -1;
     nsim_fault_plan fp;
     if (nsim_scenario_check_sizes(*out, err) != NSIM_OK ||
         nsim_scenario_fault_plan(*out, (*out)->nchannels, &fp, err) != NSIM_OK)
@@ -446,6 +476,86 @@ int nsim_cmd_run(int argc, char **argv)
     return rc < 0 ? nsim_cli_fail(&err) : rc;
 }
 
+/* The planner's channel c as seen from host 0: its GPU order there, the
+ * NIC it enters host 0 on and the NIC it leaves on. */
+static void host0_view(const nsim_plan *p, const nsim_topo *t, uint32_t c,
+                       uint32_t *order, uint32_t *n, int32_t *nic_in,
+                       int32_t *nic_out)
+{
+    *n = 0;
+    *nic_in = *nic_out = -1;
+    for (uint32_t i = 0; i < p->nranks && *n < 1024; i++) {
+        uint32_t r = p->ring[c * p->nranks + i];
+        if (nsim_topo_device(t, nsim_topo_rank_device(t, r))->host == 0)
+            order[(*n)++] = r;
+    }
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const nsim_plan_conn *pc = &p->conns[i];
+        if (pc->channel != c || pc->transport != NSIM_TRANSPORT_NET)
+            continue;
+        if (nsim_topo_device(t, pc->recv_nic)->host == 0)
+            *nic_in = (int32_t)pc->recv_nic;
+        if (nsim_topo_device(t, pc->send_nic)->host == 0)
+            *nic_out = (int32_t)pc->send_nic;
+    }
+}
+
+static const char *nic_name(const nsim_topo *t, int32_t d)
+{
+    return d < 0 ? "-" : nsim_topo_device(t, (uint32_t)d)->name;
+}
+
+static int same_channel(const nsim_graph_chan *gc, const uint32_t *order,
+                        uint32_t n, int32_t in, int32_t out)
+{
+    if (n != gc->ngpus || (gc->nic_in >= 0 && gc->nic_in != in) ||
+        (gc->nic_out >= 0 && gc->nic_out != out))
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (order[i] != gc->ranks[i])
+            return 0;
+    return 1;
+}
+
+/* plan --compare-graph: the planner's own rings against NCCL's dump. */
+static int compare_graph(const nsim_scenario *s, const nsim_plan *p,
+                         const char *path, nsim_err *err)
+{
+    nsim_ncclgraph *g = NULL;
+    NSIM_TRY(nsim_ncclgraph_load(path, s->topo, &g, err));
+    const nsim_graph_info *gi = nsim_ncclgraph_find(g, NSIM_GRAPH_RING);
+    if (gi == NULL) {
+        nsim_ncclgraph_destroy(g);
+        return NSIM_ERR(err, NSIM_ECONFIG, "%s: no ring graph (id 0)", path);
+    }
+    uint32_t gidx = (uint32_t)(gi - nsim_ncclgraph_graph(g, 0));
+    uint32_t diff = p->nchannels != 2 * gi->nchannels;
+    printf("# planner vs %s (ring graph, seen from host 0)\n", path);
+    printf("channels: planner %u, graph %u (%u after NCCL's doubling)%s\n",
+           p->nchannels, gi->nchannels, 2 * gi->nchannels,
+           diff ? "  DIFFERS" : "");
+    for (uint32_t c = 0; c < gi->nchannels && c < p->nchannels; c++) {
+        const nsim_graph_chan *gc = nsim_ncclgraph_channel(g, gidx, c);
+        uint32_t order[1024], n;
+        int32_t in, out;
+        host0_view(p, s->topo, c, order, &n, &in, &out);
+        int same = same_channel(gc, order, n, in, out);
+        diff += !same;
+        printf("channel %02u: %s\n  graph  :", c, same ? "same" : "DIFFERS");
+        for (uint32_t i = 0; i < gc->ngpus; i++)
+            printf(" %u", gc->ranks[i]);
+        printf("  in %s out %s\n  planner:", nic_name(s->topo, gc->nic_in),
+               nic_name(s->topo, gc->nic_out));
+        for (uint32_t i = 0; i < n; i++)
+            printf(" %u", order[i]);
+        printf("  in %s out %s\n", nic_name(s->topo, in),
+               nic_name(s->topo, out));
+    }
+    printf("%u difference(s)\n", diff);
+    nsim_ncclgraph_destroy(g);
+    return NSIM_OK;
+}
+
 int nsim_cmd_plan(int argc, char **argv)
 {
     nsim_err err = {0};
@@ -454,6 +564,18 @@ int nsim_cmd_plan(int argc, char **argv)
     run_opts ro = {0};
     char *text = NULL;
     int rc = load_with_opts("plan", argc, argv, &s, &ro, &err);
+    if (rc == 0 && ro.compare_graph != NULL) {
+        nsim_plan_req req = nsim_scenario_request(s, s->max_bytes);
+        req.algo = NSIM_ALGO_RING;
+        req.proto = NSIM_PROTO_SIMPLE;
+        req.coll = NSIM_COLL_ALLREDUCE;
+        if (nsim_plan_build(s->topo, &req, &plan, &err) != NSIM_OK ||
+            compare_graph(s, plan, ro.compare_graph, &err) != NSIM_OK)
+            rc = -1;
+        nsim_plan_destroy(plan);
+        nsim_scenario_destroy(s);
+        return rc < 0 ? nsim_cli_fail(&err) : rc;
+    }
     if (rc == 0) {
         nsim_plan_req req;
         double pred;

@@ -16,13 +16,29 @@ static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 const nsim_cmd nsim_cli_commands[] = {
-    {"topo", "check|show FILE",
-     "check a topology, or show its devices, links and GPU routes",
+    {"topo", "ACTION FILE...",
+     "check, show, import, build, draw or read NCCL graphs of topologies",
      "ncclsim topo check FILE   validate FILE; prints a one-line summary\n"
-     "ncclsim topo show FILE    devices, links, and the route between every\n"
-     "                          pair of GPUs (path type, hops, bandwidth,\n"
-     "                          equal-cost paths)\n"
-     "FILE is a JSON topology (format \"ncclsim-topology\", see README).\n",
+     "ncclsim topo show [--host H] FILE\n"
+     "                          the GPU/NIC matrix of path types (as\n"
+     "                          nvidia-smi topo -m), devices, links, and the\n"
+     "                          route between every pair of GPUs\n"
+     "ncclsim topo import A.xml [B.xml ...] -o OUT.json [--fabric F]\n"
+     "        [--radix K] [--oversubscription R] [--roce] [--bw physical|nccl]\n"
+     "        [--gpu-gen G] [--nic-speed BW]\n"
+     "                          NCCL topology XML (NCCL_TOPO_DUMP_FILE) to\n"
+     "                          our JSON; several hosts joined by a fabric\n"
+     "ncclsim topo build --nodes N --node-preset P [--fabric switch|\n"
+     "        rail-fat-tree|fat-tree] [--radix K] [--oversubscription R]\n"
+     "        [--roce] [-o OUT.json]\n"
+     "                          a cluster of N preset nodes (dgx-a100,\n"
+     "                          dgx-h100, hgx-h100, hgx-h200, pcie-8xl40s,\n"
+     "                          pcie-2gpu-nop2p, gb200-nvl)\n"
+     "ncclsim topo dot FILE [-o F]   Graphviz\n"
+     "ncclsim topo graph GRAPH.xml --topo T\n"
+     "                          what an NCCL graph dump holds, on T\n"
+     "FILE is a JSON topology (\"ncclsim-topology\", README) or NCCL XML\n"
+     "(docs/topology-import.md).\n",
      nsim_cmd_topo},
     {"run", "SCENARIO [OPTIONS]",
      "simulate a collective over a size range (nccl-tests table)",
@@ -39,6 +55,8 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --timing               print wall time and events per size (stderr)\n"
      "  --stats                counters of the largest size: connections,\n"
      "                         links, NIC ports, QPs, CQs (also in --json)\n"
+     "  --graph GRAPH.xml      replay NCCL's dumped rings and NICs\n"
+     "                         (NCCL_GRAPH_DUMP_FILE) instead of planning\n"
      "  --debug                an NCCL_DEBUG=INFO-style account of the plan\n"
      "                         and an ibstat-like table of every HCA and QP\n"
      "  --collective NAME      replace the scenario's collective (allgather,\n"
@@ -59,7 +77,10 @@ const nsim_cmd nsim_cli_commands[] = {
     {"plan", "SCENARIO [-o FILE]",
      "write the plan (rings, connections, per-rank ops) as JSON",
      "ncclsim plan SCENARIO [--size SIZE] [-o FILE] [--nchannels N] [--qps N]\n"
-     "  writes the plan for SIZE (default: the scenario's max_bytes)\n",
+     "  writes the plan for SIZE (default: the scenario's max_bytes)\n"
+     "  --graph GRAPH.xml          use NCCL's dumped rings and NICs\n"
+     "  --compare-graph GRAPH.xml  print where the planner's own rings,\n"
+     "                             channel count and NICs differ from it\n",
      nsim_cmd_plan},
     {"params", "[FILE]", "print every model constant with its source",
      "ncclsim params [FILE]\n  prints the parameter table (with FILE's "

@@ -4,6 +4,8 @@
  */
 #include "scenario.h"
 
+#include "sim/topo/nccl_graph.h"
+
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,7 @@ void nsim_scenario_destroy(nsim_scenario *s)
 {
     if (s == NULL)
         return;
+    nsim_ncclgraph_destroy(s->graph);
     free(s->faults);
     nsim_topo_destroy(s->topo);
     free(s);
@@ -617,7 +620,7 @@ nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes)
     nsim_plan_req r = {s->coll,      s->algo,         s->proto,
                        bytes,        s->type_size,    s->nchannels,
                        s->qps_per_conn, s->buffsize,  s->channel_mode,
-                       s->root,      s->net_peer_channels};
+                       s->root,      s->net_peer_channels, s->graph};
     return r;
 }
 

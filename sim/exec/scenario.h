@@ -51,6 +51,7 @@ typedef struct nsim_scenario {
     uint64_t seed;
     nsim_params params;
     nsim_net_knobs net; /* net.shared_comms follows channel_mode */
+    struct nsim_ncclgraph *graph; /* --graph: replayed rings (owned) */
     nsim_fault *faults; /* the fault plan (owned) */
     uint32_t nfaults;
     nsim_failover failover_default;

@@ -12,6 +12,8 @@
  * host boundary uses the NIC nearest to it.
  */
 #include "plan.h"
+
+#include "sim/topo/nccl_graph.h"
 #include "plan_int.h"
 #include "tune.h"
 
@@ -367,31 +369,108 @@ static void build_ring(const host_list *hl, uint32_t c, uint32_t *ring)
     }
 }
 
-/* The NIC nearest to a GPU: best path type, then bandwidth, then hops. */
+static int route_better(const nsim_route *r, const nsim_route *best)
+{
+    if (best == NULL || r->type != best->type)
+        return best == NULL || r->type < best->type;
+    if (r->bw != best->bw)
+        return r->bw > best->bw;
+    return r->hops < best->hops;
+}
+
+static int route_equal(const nsim_route *a, const nsim_route *b)
+{
+    return a->type == b->type && a->bw == b->bw && a->hops == b->hops;
+}
+
+/* The GPU's index among its host's GPUs (rank order). */
+static uint32_t local_index(nsim_topo *t, uint32_t gpu)
+{
+    uint32_t k = 0;
+    int32_t host = nsim_topo_device(t, gpu)->host;
+    for (uint32_t r = 0; r < nsim_topo_nranks(t); r++) {
+        uint32_t d = nsim_topo_rank_device(t, r);
+        if (d == gpu)
+            return k;
+        k += nsim_topo_device(t, d)->host == host;
+    }
+    return k;
+}
+
+/* The NIC nearest to a GPU: best path type, then bandwidth, then hops;
+ * among equally near NICs (two NICs under one switch with two GPUs) the
+ * GPU's local index picks, as NCCL spreads local GPUs over local NICs
+ * (nccl-internals 2.6). */
 static int nearest_nic(nsim_topo *t, uint32_t gpu, uint32_t *out,
                        nsim_err *err)
 {
     const nsim_route *best = NULL;
     int32_t host = nsim_topo_device(t, gpu)->host;
+    uint32_t ties[64], nties = 0;
     for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
         const nsim_device *dv = nsim_topo_device(t, d);
-        if (dv->type != NSIM_DEV_NIC || dv->host != host)
-            continue;
         const nsim_route *r;
-        if (nsim_topo_route(t, gpu, d, &r, NULL) != NSIM_OK)
+        if (dv->type != NSIM_DEV_NIC || dv->host != host ||
+            nsim_topo_route(t, gpu, d, &r, NULL) != NSIM_OK)
             continue;
-        if (best == NULL || r->type < best->type ||
-            (r->type == best->type &&
-             (r->bw > best->bw || (r->bw == best->bw && r->hops < best->hops)))) {
+        if (route_better(r, best)) {
             best = r;
-            *out = d;
+            nties = 0;
         }
+        if (route_equal(r, best) && nties < 64)
+            ties[nties++] = d;
+    }
+    if (best != NULL) {
+        *out = ties[local_index(t, gpu) % nties];
+        return NSIM_OK;
     }
     if (best == NULL)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "cannot form a ring: gpu \"%s\" on host %d has no "
                         "NIC to reach the other hosts",
                         nsim_topo_device(t, gpu)->name, host);
+    return NSIM_OK;
+}
+
+/* The NIC of host `host` in the same position (among its host's NICs)
+ * as nic is among its own's. */
+static int map_nic(nsim_topo *t, uint32_t nic, int32_t host, uint32_t *out)
+{
+    int32_t h0 = nsim_topo_device(t, nic)->host;
+    uint32_t k = 0, n = 0;
+    for (uint32_t d = 0; d < nic; d++)
+        k += nsim_topo_device(t, d)->type == NSIM_DEV_NIC &&
+             nsim_topo_device(t, d)->host == h0;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
+        const nsim_device *dv = nsim_topo_device(t, d);
+        if (dv->type != NSIM_DEV_NIC || dv->host != host)
+            continue;
+        if (n++ == k) {
+            *out = d;
+            return NSIM_OK;
+        }
+    }
+    return NSIM_ENOENT;
+}
+
+/* With a graph: channel c leaves host(a) on the graph channel's exit NET
+ * and enters host(b) on its entry NET, mapped onto those hosts. */
+static int graph_nics(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
+                      uint32_t a, uint32_t b, nsim_plan_conn *conn)
+{
+    const nsim_graph_info *gi = nsim_ncclgraph_find(req->graph, NSIM_GRAPH_RING);
+    if (gi == NULL || gi->nchannels == 0)
+        return NSIM_ENOENT;
+    uint32_t gidx = (uint32_t)(gi - nsim_ncclgraph_graph(req->graph, 0));
+    const nsim_graph_chan *gc =
+        nsim_ncclgraph_channel(req->graph, gidx, c % gi->nchannels);
+    if (gc->nic_out < 0 || gc->nic_in < 0)
+        return NSIM_ENOENT;
+    if (map_nic(t, (uint32_t)gc->nic_out, nsim_topo_device(t, a)->host,
+                &conn->send_nic) != NSIM_OK ||
+        map_nic(t, (uint32_t)gc->nic_in, nsim_topo_device(t, b)->host,
+                &conn->recv_nic) != NSIM_OK)
+        return NSIM_ENOENT;
     return NSIM_OK;
 }
 
@@ -413,8 +492,12 @@ int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
         return NSIM_OK;
     conn->transport = NSIM_TRANSPORT_NET;
     conn->nqps = req->qps_per_conn;
-    NSIM_TRY(nearest_nic(t, a, &conn->send_nic, err));
-    NSIM_TRY(nearest_nic(t, b, &conn->recv_nic, err));
+    if (req->graph != NULL && graph_nics(t, req, c, a, b, conn) == NSIM_OK)
+        ; /* the dumped graph's entry and exit NICs */
+    else {
+        NSIM_TRY(nearest_nic(t, a, &conn->send_nic, err));
+        NSIM_TRY(nearest_nic(t, b, &conn->recv_nic, err));
+    }
     const nsim_route *nr;
     if (nsim_topo_route(t, conn->send_nic, conn->recv_nic, &nr, err) !=
             NSIM_OK ||
@@ -769,6 +852,32 @@ static void set_cut(nsim_plan *p)
     p->chunk_bytes = p->step_bytes * p->chunk_steps;
 }
 
+/* Channel c's ring from a graph dump: the graph channel's GPU order
+ * (given for one host) applied by local index to every host in turn. */
+static int graph_ring(nsim_topo *t, const host_list *hl,
+                      const nsim_ncclgraph *g, uint32_t c, uint32_t *ring)
+{
+    const nsim_graph_info *gi = nsim_ncclgraph_find(g, NSIM_GRAPH_RING);
+    if (gi == NULL || gi->nchannels == 0)
+        return NSIM_ENOENT;
+    uint32_t gidx = (uint32_t)(gi - nsim_ncclgraph_graph(g, 0));
+    const nsim_graph_chan *gc = nsim_ncclgraph_channel(g, gidx,
+                                                       c % gi->nchannels);
+    uint32_t k = 0;
+    for (uint32_t h = 0; h < hl->nhosts; h++) {
+        uint32_t m = hl->start[h + 1] - hl->start[h];
+        if (gc->ngpus != m)
+            return NSIM_ENOENT;
+        for (uint32_t i = 0; i < m; i++) {
+            uint32_t li = local_index(t, nsim_topo_rank_device(t, gc->ranks[i]));
+            if (li >= m)
+                return NSIM_ENOENT;
+            ring[k++] = hl->ranks[hl->start[h] + li];
+        }
+    }
+    return NSIM_OK;
+}
+
 static int build_rings(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     host_list hl = {0};
@@ -779,8 +888,13 @@ static int build_rings(nsim_topo *t, nsim_plan *p, nsim_err *err)
     p->ring = malloc((size_t)p->nchannels * p->nranks * sizeof *p->ring);
     if (rc == NSIM_OK && p->ring == NULL)
         rc = NSIM_ENOMEM;
-    for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++)
+    for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++) {
+        if (p->req.graph != NULL &&
+            graph_ring(t, &hl, p->req.graph, c, &p->ring[c * p->nranks]) ==
+                NSIM_OK)
+            continue;
         build_ring(&hl, c, &p->ring[c * p->nranks]);
+    }
     free(hl.ranks);
     free(hl.start);
     if (rc != NSIM_OK)

@@ -117,6 +117,9 @@ typedef struct nsim_plan_req {
     nsim_channel_mode channel_mode;
     uint32_t root;          /* Broadcast / Reduce root rank */
     uint32_t net_peer_channels; /* NCCL_NCHANNELS_PER_NET_PEER, 0: auto */
+    /* rings and NICs replayed from an NCCL graph dump (NCCL_GRAPH_DUMP_FILE)
+     * instead of the planner's own: borrowed, may be NULL */
+    const struct nsim_ncclgraph *graph;
 } nsim_plan_req;
 
 typedef struct nsim_plan {

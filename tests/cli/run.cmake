@@ -166,3 +166,17 @@ foreach(line ${fault_lines})
               ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
               NO_FILE fault_${n}.json)
 endforeach()
+
+# replaying NCCL's graph dump, and comparing the planner with it
+nsim_expect(cli.run.graph_replay 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --graph
+                ${NSIM_TESTS}/data/graph/two_host_ring.xml -b 64M -e 64M --debug
+            OUT "4 coll channels.*Channel 00/04 : 0 7 6 5 4 3 2 1 8 15 14 13 12 11 10 9\n.*Channel 00/0 : 1\\[1\\] -> 8\\[0\\] \\[send\\] via NET/IB/1/GDRDMA")
+nsim_expect(cli.plan.compare_graph 0
+            CMD ${NCCLSIM} plan ${S}/dgx-h100-2node-allreduce.json
+                --compare-graph ${NSIM_TESTS}/data/graph/two_host_ring.xml
+            OUT "channels: planner 16, graph 2 .*channel 00: DIFFERS.*channel 01: same.*2 difference")
+nsim_expect(cli.run.graph_bad_ranks 1
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --graph
+                ${NSIM_TESTS}/data/graph/two_host_ring.xml --json graph_bad.json
+            ERR "two_host_ring.xml" NO_FILE graph_bad.json)
