@@ -54,37 +54,43 @@ int nsim_json_parse(const char *text, size_t len, const char *source,
     return NSIM_OK;
 }
 
-int nsim_json_load(const char *path, cJSON **root, nsim_err *err)
+int nsim_read_file(const char *path, char **text, size_t *len,
+                   nsim_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return NSIM_ERR(err, NSIM_EIO, "%s: cannot open: %s", path,
                         strerror(errno));
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return NSIM_ERR(err, NSIM_ENOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0)
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf != NULL) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
             break;
+        char *nb = cap < (1u << 30) ? realloc(buf, cap * 2 + 1) : NULL;
+        if (nb == NULL)
+            free(buf);
+        buf = nb;
+        cap *= 2;
     }
     int bad = ferror(f);
     fclose(f);
-    if (bad) {
+    if (buf == NULL || bad) {
         free(buf);
-        return NSIM_ERR(err, NSIM_EIO, "%s: read error", path);
+        return NSIM_ERR(err, buf ? NSIM_EIO : NSIM_ENOMEM,
+                        "%s: cannot read (read error, or over 1 GiB)", path);
     }
-    buf[len] = '\0';
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return NSIM_OK;
+}
+
+int nsim_json_load(const char *path, cJSON **root, nsim_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    NSIM_TRY(nsim_read_file(path, &buf, &len, err));
     int rc = nsim_json_parse(buf, len, path, root, err);
     free(buf);
     return rc;

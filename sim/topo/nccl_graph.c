@@ -7,6 +7,7 @@
  * whole file is read.
  */
 #include "nccl_graph.h"
+#include "sim/core/jread.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -77,29 +78,13 @@ static int fail(const gctx *c, const xmlNode *n, const char *fmt, ...)
                     xmlGetLineNo(n), (const char *)n->name, what);
 }
 
-static int is_elem(const xmlNode *n, const char *name)
-{
-    return n->type == XML_ELEMENT_NODE &&
-           strcmp((const char *)n->name, name) == 0;
-}
-
-static int attr(const xmlNode *n, const char *k, char *buf, size_t len)
-{
-    xmlChar *v = xmlGetProp(n, (const xmlChar *)k);
-    if (v == NULL)
-        return 0;
-    snprintf(buf, len, "%s", (const char *)v);
-    xmlFree(v);
-    return 1;
-}
-
 /* Integer attribute (decimal, or hex with 0x); absent: *out untouched
  * unless required. */
 static int get_int(const gctx *c, const xmlNode *n, const char *k,
                    int required, int64_t min, int64_t max, int64_t *out)
 {
     char buf[64], *end;
-    if (!attr(n, k, buf, sizeof buf))
+    if (!nsim__xml_attr(n, k, buf, sizeof buf))
         return required ? fail(c, n, "no %s", k) : NSIM_OK;
     errno = 0;
     long long v = strtoll(buf, &end, 0);
@@ -114,7 +99,7 @@ static int get_double(const gctx *c, const xmlNode *n, const char *k,
                       double *out)
 {
     char buf[64], *end;
-    if (!attr(n, k, buf, sizeof buf))
+    if (!nsim__xml_attr(n, k, buf, sizeof buf))
         return NSIM_OK;
     errno = 0;
     double v = strtod(buf, &end);
@@ -130,7 +115,7 @@ static int get_type(const gctx *c, const xmlNode *n, const char *k,
 {
     char buf[32];
     *out = NSIM_PATH_LOC;
-    if (!attr(n, k, buf, sizeof buf))
+    if (!nsim__xml_attr(n, k, buf, sizeof buf))
         return NSIM_OK;
     if (nsim_ncclgraph_path_parse(buf, out) != NSIM_OK)
         return fail(c, n, "%s=\"%s\": expected a path type (LOC NVL NVB "
@@ -266,12 +251,12 @@ static int read_channel(const gctx *c, const xmlNode *n, uint32_t graph)
     int pending_in = 0;
     const xmlNode *in = NULL;
     for (const xmlNode *k = n->children; k; k = k->next) {
-        if (is_elem(k, "gpu")) {
+        if (nsim__xml_is(k, "gpu")) {
             NSIM_TRY(add_rank(c, k, &ch));
             if (pending_in) /* the host is known from the first GPU */
                 NSIM_TRY(read_net(c, in, &ch, 0));
             pending_in = 0;
-        } else if (is_elem(k, "net")) {
+        } else if (nsim__xml_is(k, "net")) {
             if (ch.c.ngpus == 0 && in == NULL) {
                 in = k;
                 pending_in = 1;
@@ -334,7 +319,7 @@ static int read_graph(const gctx *c, const xmlNode *n)
     g->chan0[g->ngraphs] = (uint32_t)g->nchans;
     uint32_t seen = 0;
     for (const xmlNode *k = n->children; k; k = k->next)
-        if (is_elem(k, "channel")) {
+        if (nsim__xml_is(k, "channel")) {
             NSIM_TRY(read_channel(c, k, g->ngraphs));
             seen++;
         }
@@ -348,13 +333,13 @@ static int read_graph(const gctx *c, const xmlNode *n)
 static int read_graphs(const gctx *c, const xmlNode *root)
 {
     char ver[32] = "";
-    if (!is_elem(root, "graphs"))
+    if (!nsim__xml_is(root, "graphs"))
         return fail(c, root, "expected <graphs version=\"1\"> as the root "
                              "element");
-    if (!attr(root, "version", ver, sizeof ver) || strcmp(ver, "1") != 0)
+    if (!nsim__xml_attr(root, "version", ver, sizeof ver) || strcmp(ver, "1") != 0)
         return fail(c, root, "unknown version \"%s\" (expected 1)", ver);
     for (const xmlNode *k = root->children; k; k = k->next)
-        if (is_elem(k, "graph"))
+        if (nsim__xml_is(k, "graph"))
             NSIM_TRY(read_graph(c, k));
     /* the rank array has stopped moving: hand out pointers */
     for (size_t i = 0; i < c->g->nchans; i++)
@@ -400,22 +385,9 @@ int nsim_ncclgraph_parse(const char *text, size_t len, const char *source,
 int nsim_ncclgraph_load(const char *path, const nsim_topo *topo,
                         nsim_ncclgraph **out, nsim_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NSIM_ERR(err, NSIM_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL && (n += fread(buf + n, 1, cap - n, f)) == cap) {
-        char *nb = cap < (1u << 28) ? realloc(buf, cap * 2) : NULL;
-        if (nb == NULL)
-            free(buf);
-        buf = nb;
-        cap *= 2;
-    }
-    fclose(f);
-    if (buf == NULL)
-        return NSIM_ERR(err, NSIM_ENOMEM, "%s: cannot read", path);
+    char *buf = NULL;
+    size_t n = 0;
+    NSIM_TRY(nsim_read_file(path, &buf, &n, err));
     int rc = nsim_ncclgraph_parse(buf, n, path, topo, out, err);
     free(buf);
     return rc;

@@ -10,6 +10,7 @@
  * references and ranks, and adds devices and links to the topology.
  */
 #include "nccl_xml.h"
+#include "sim/core/jread.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -135,28 +136,11 @@ static int failn(const xctx *c, const xmlNode *n, const char *fmt, ...)
                     xmlGetLineNo(n), (const char *)n->name, ident, what);
 }
 
-static int is_elem(const xmlNode *n, const char *name)
-{
-    return n->type == XML_ELEMENT_NODE &&
-           strcmp((const char *)n->name, name) == 0;
-}
-
-/* Copies attribute k into buf; returns 0 when absent. */
-static int attr(const xmlNode *n, const char *k, char *buf, size_t len)
-{
-    xmlChar *v = xmlGetProp(n, (const xmlChar *)k);
-    if (v == NULL)
-        return 0;
-    snprintf(buf, len, "%s", (const char *)v);
-    xmlFree(v);
-    return 1;
-}
-
 static int get_int(const xctx *c, const xmlNode *n, const char *k,
                    int64_t min, int64_t max, int64_t *out)
 {
     char buf[64], *end;
-    if (!attr(n, k, buf, sizeof buf))
+    if (!nsim__xml_attr(n, k, buf, sizeof buf))
         return NSIM_OK;
     errno = 0;
     long long v = strtoll(buf, &end, 0);
@@ -173,7 +157,7 @@ static int get_hex(const xctx *c, const xmlNode *n, const char *k,
                    uint64_t *out)
 {
     char buf[64], *end;
-    if (!attr(n, k, buf, sizeof buf))
+    if (!nsim__xml_attr(n, k, buf, sizeof buf))
         return NSIM_OK;
     errno = 0;
     unsigned long long v = strtoull(buf, &end, 16);
@@ -188,7 +172,7 @@ static int get_double(const xctx *c, const xmlNode *n, const char *k,
                       double *out)
 {
     char buf[64], *end;
-    if (!attr(n, k, buf, sizeof buf))
+    if (!nsim__xml_attr(n, k, buf, sizeof buf))
         return NSIM_OK;
     errno = 0;
     double v = strtod(buf, &end);
@@ -411,7 +395,7 @@ static int read_pci_attrs(xctx *c, const xmlNode *n, xdev *d,
     char speed[64] = "";
     uint64_t v = 0, dv = 0, sv = 0, sd = 0;
     int64_t width = 16;
-    if (!attr(n, "busid", d->busid, sizeof d->busid) || d->busid[0] == 0)
+    if (!nsim__xml_attr(n, "busid", d->busid, sizeof d->busid) || d->busid[0] == 0)
         return failn(c, n, "no busid");
     lower(d->busid);
     NSIM_TRY(get_hex(c, n, "class", cls));
@@ -422,7 +406,7 @@ static int read_pci_attrs(xctx *c, const xmlNode *n, xdev *d,
     d->pciid = (v & 0xffff) << 48 | (dv & 0xffff) << 32 |
                (sv & 0xffff) << 16 | (sd & 0xffff);
     NSIM_TRY(get_int(c, n, "link_width", 0, 64, &width));
-    attr(n, "link_speed", speed, sizeof speed);
+    nsim__xml_attr(n, "link_speed", speed, sizeof speed);
     d->width = width == 0 ? 16 : (uint32_t)width; /* NCCL: 0 -> 16 */
     d->lane_bw = nsim_ncclxml_pcie_lane_bw(speed, c->o->bw);
     return NSIM_OK;
@@ -443,7 +427,7 @@ static int read_nvlink(xctx *c, const xmlNode *n, int32_t gpu)
     int64_t count = 1;
     uint64_t tclass = 0;
     NSIM_TRY(new_ref(c, XR_NVLINK, gpu, n, &r));
-    if (!attr(n, "target", r->target, sizeof r->target))
+    if (!nsim__xml_attr(n, "target", r->target, sizeof r->target))
         return failn(c, n, "no target");
     lower(r->target);
     NSIM_TRY(get_int(c, n, "count", 1, 1024, &count));
@@ -496,9 +480,9 @@ static int read_gpu(xctx *c, const xmlNode *pci, const xmlNode *g,
     if (d->sm == 0)
         d->sm = nsim_gpu_gen_sm(gen);
     for (const xmlNode *k = g ? g->children : NULL; k; k = k->next) {
-        if (is_elem(k, "nvlink"))
+        if (nsim__xml_is(k, "nvlink"))
             NSIM_TRY(read_nvlink(c, k, (int32_t)di));
-        else if (is_elem(k, "c2c"))
+        else if (nsim__xml_is(k, "c2c"))
             NSIM_TRY(read_c2c(c, k, (int32_t)di));
     }
     return NSIM_OK;
@@ -525,7 +509,7 @@ static int read_net(xctx *c, const xmlNode *n, nsim_xml_net *nr)
     int64_t dev = -1, port = 1, gdr = 0, coll = 0, maxconn = 0;
     double speed = -1, lat = 0;
     memset(nr, 0, sizeof *nr);
-    attr(n, "name", nr->name, sizeof nr->name);
+    nsim__xml_attr(n, "name", nr->name, sizeof nr->name);
     NSIM_TRY(get_int(c, n, "dev", 0, 1 << 20, &dev));
     NSIM_TRY(get_int(c, n, "port", 0, 255, &port));
     NSIM_TRY(get_int(c, n, "gdr", 0, 1, &gdr));
@@ -563,7 +547,7 @@ static int read_nic(xctx *c, const xmlNode *nic, int32_t parent,
 {
     size_t first = c->f->ndevs;
     for (const xmlNode *k = nic->children; k; k = k->next) {
-        if (!is_elem(k, "net"))
+        if (!nsim__xml_is(k, "net"))
             continue;
         nsim_xml_net nr;
         NSIM_TRY(read_net(c, k, &nr));
@@ -621,14 +605,14 @@ static int read_pci_children(xctx *c, const xmlNode *n, size_t di,
                              int depth)
 {
     for (const xmlNode *k = n->children; k; k = k->next) {
-        if (is_elem(k, "pci"))
+        if (nsim__xml_is(k, "pci"))
             NSIM_TRY(read_pci(c, k, (int32_t)di, depth + 1));
-        else if (is_elem(k, "nic"))
+        else if (nsim__xml_is(k, "nic"))
             NSIM_TRY(read_nic(c, k, (int32_t)di, NULL, 0));
-        else if (is_elem(k, "pcilink")) {
+        else if (nsim__xml_is(k, "pcilink")) {
             xref *r;
             NSIM_TRY(new_ref(c, XR_PCILINK, (int32_t)di, k, &r));
-            if (!attr(k, "target", r->target, sizeof r->target))
+            if (!nsim__xml_attr(k, "target", r->target, sizeof r->target))
                 return failn(c, k, "no target");
             lower(r->target);
         } else if (k->type == XML_ELEMENT_NODE)
@@ -643,9 +627,9 @@ static const xmlNode *child(const xmlNode *n, const char *name, int *npci)
     const xmlNode *found = NULL;
     *npci = 0;
     for (const xmlNode *k = n->children; k; k = k->next) {
-        if (is_elem(k, "pci"))
+        if (nsim__xml_is(k, "pci"))
             (*npci)++;
-        if (found == NULL && is_elem(k, name))
+        if (found == NULL && nsim__xml_is(k, name))
             found = k;
     }
     return found;
@@ -712,8 +696,8 @@ static int read_cpu(xctx *c, const xmlNode *n)
         return failn(c, n, "no numaid");
     NSIM_TRY(get_int(c, n, "familyid", 0, 1 << 20, &fam));
     NSIM_TRY(get_int(c, n, "modelid", 0, 1 << 20, &model));
-    attr(n, "arch", arch, sizeof arch);
-    attr(n, "vendor", vendor, sizeof vendor);
+    nsim__xml_attr(n, "arch", arch, sizeof arch);
+    nsim__xml_attr(n, "vendor", vendor, sizeof vendor);
     for (size_t i = 0; i < c->f->ndevs && numa >= 0; i++)
         if (c->f->devs[i].kind == XK_CPU && c->f->devs[i].host == c->host &&
             c->f->devs[i].numaid == numa)
@@ -724,9 +708,9 @@ static int read_cpu(xctx *c, const xmlNode *n)
     d->sys_bw = inter_cpu_bw(arch, vendor, fam, model) * GBPS;
     size_t di = (size_t)(d - c->f->devs);
     for (const xmlNode *k = n->children; k; k = k->next) {
-        if (is_elem(k, "pci"))
+        if (nsim__xml_is(k, "pci"))
             NSIM_TRY(read_pci(c, k, (int32_t)di, 1));
-        else if (is_elem(k, "nic"))
+        else if (nsim__xml_is(k, "nic"))
             NSIM_TRY(read_nic(c, k, (int32_t)di, NULL, 0));
         else if (k->type == XML_ELEMENT_NODE)
             warnf(c, "%s:%ld: <%s> inside <cpu> ignored", c->f->src,
@@ -738,17 +722,17 @@ static int read_cpu(xctx *c, const xmlNode *n)
 static int read_system(xctx *c, const xmlNode *root)
 {
     char ver[32] = "";
-    if (!is_elem(root, "system"))
+    if (!nsim__xml_is(root, "system"))
         return failn(c, root, "expected <system version=\"1\"> as the "
                               "root element (a graph file? use topo graph)");
-    if (!attr(root, "version", ver, sizeof ver))
+    if (!nsim__xml_attr(root, "version", ver, sizeof ver))
         return failn(c, root, "no version (expected version=\"1\")");
     if (strcmp(ver, "1") != 0)
         return failn(c, root, "unknown version \"%s\": this importer reads "
                               "NCCL's version 1 (RCCL's dialect is not "
                               "supported)", ver);
     for (const xmlNode *k = root->children; k; k = k->next) {
-        if (is_elem(k, "cpu"))
+        if (nsim__xml_is(k, "cpu"))
             NSIM_TRY(read_cpu(c, k));
         else if (k->type == XML_ELEMENT_NODE)
             warnf(c, "%s:%ld: <%s> inside <system> ignored", c->f->src,
@@ -1145,37 +1129,6 @@ const nsim_xml_net *nsim_ncclxml_net(const nsim_ncclxml *x, size_t i)
     return &x->nets[i];
 }
 
-static int read_file(const char *path, char **text, size_t *len,
-                     nsim_err *err)
-{
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL)
-        return NSIM_ERR(err, NSIM_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n, fp);
-        if (n < cap)
-            break;
-        char *nb = cap < (1u << 30) ? realloc(buf, cap * 2) : NULL;
-        if (nb == NULL)
-            free(buf);
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(fp);
-    fclose(fp);
-    if (buf == NULL || bad) {
-        free(buf);
-        return NSIM_ERR(err, buf ? NSIM_EIO : NSIM_ENOMEM,
-                        "%s: cannot read", path);
-    }
-    *text = buf;
-    *len = n;
-    return NSIM_OK;
-}
-
 /* Reads the XML of one file (text given, or read from path) into f. */
 static int read_one(xfile *f, const char *path, const char *text,
                     size_t len, const nsim_xml_opts *o, nsim_ncclxml *x,
@@ -1184,7 +1137,7 @@ static int read_one(xfile *f, const char *path, const char *text,
     char *buf = NULL;
     snprintf(f->src, sizeof f->src, "%s", path);
     if (text == NULL) {
-        NSIM_TRY(read_file(path, &buf, &len, err));
+        NSIM_TRY(nsim_read_file(path, &buf, &len, err));
         text = buf;
     }
     xctx c = {f, o, x, err, 0};

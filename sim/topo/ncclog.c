@@ -7,6 +7,7 @@
  * does not match is skipped.
  */
 #include "ncclog.h"
+#include "sim/core/jread.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -578,25 +579,9 @@ int nsim_ncclog_parse(const char *text, size_t len, nsim_ncclog **out,
 
 int nsim_ncclog_load(const char *path, nsim_ncclog **out, nsim_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NSIM_ERR(err, NSIM_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL && (n += fread(buf + n, 1, cap - n, f)) == cap) {
-        char *nb = cap < (1u << 30) ? realloc(buf, cap * 2) : NULL;
-        if (nb == NULL)
-            free(buf);
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (buf == NULL || bad) {
-        free(buf);
-        return NSIM_ERR(err, NSIM_EIO, "%s: cannot read", path);
-    }
+    char *buf = NULL;
+    size_t n = 0;
+    NSIM_TRY(nsim_read_file(path, &buf, &n, err));
     int rc = nsim_ncclog_parse(buf, n, out, err);
     free(buf);
     return rc;

@@ -53,3 +53,19 @@ int nsim__xml_read(const char *text, size_t len, const char *src,
                         f.line, f.msg);
     return NSIM_OK;
 }
+
+int nsim__xml_is(const xmlNode *n, const char *name)
+{
+    return n->type == XML_ELEMENT_NODE &&
+           strcmp((const char *)n->name, name) == 0;
+}
+
+int nsim__xml_attr(const xmlNode *n, const char *k, char *buf, size_t len)
+{
+    xmlChar *v = xmlGetProp(n, (const xmlChar *)k);
+    if (v == NULL)
+        return 0;
+    snprintf(buf, len, "%s", (const char *)v);
+    xmlFree(v);
+    return 1;
+}

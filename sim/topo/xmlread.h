@@ -20,4 +20,9 @@ NSIM_NODISCARD int nsim__xml_read(const char *text, size_t len,
                                   const char *src, xmlDocPtr *doc,
                                   nsim_err *err);
 
+/* n is an element named name. */
+int nsim__xml_is(const xmlNode *n, const char *name);
+/* Copies attribute k of n into buf (truncated to len); 0 when absent. */
+int nsim__xml_attr(const xmlNode *n, const char *k, char *buf, size_t len);
+
 #endif

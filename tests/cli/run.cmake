@@ -40,20 +40,7 @@ nsim_expect(cli.run.bad_cli_range 1 CMD ${NCCLSIM} run ${S}/seed-allreduce.json
             -b 2M -e 1M --json cli_range.json ERR "is empty"
             NO_FILE cli_range.json)
 
-file(STRINGS ${NSIM_TESTS}/data/bad_scenario/expected.txt bad_lines
-     REGEX "^[^#]")
-foreach(line ${bad_lines})
-  string(REPLACE "|" ";" parts "${line}")
-  list(GET parts 0 f)
-  list(GET parts 1 msg)
-  get_filename_component(n ${f} NAME_WE)
-  string(REGEX REPLACE "([][.*+?()^$|\\\\])" "\\\\\\1" msg_re "${msg}")
-  nsim_expect(cli.bad_scenario.${n} 1
-              CMD ${NCCLSIM} run ${NSIM_TESTS}/data/bad_scenario/${f}
-              --json bad_${n}.json
-              ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
-              NO_FILE bad_${n}.json)
-endforeach()
+nsim_bad_inputs(bad_scenario cli.bad_scenario)
 
 # observability
 nsim_expect(cli.run.stats 0 CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M
@@ -153,19 +140,7 @@ nsim_expect(cli.run.failover_policy_fail 1
                 --json policy_fail.json
             ERR "QP 0x2104 \\(h0.nic -> h1.nic\\) completed with WR_FLUSH_ERR at 300.675 us; failover policy: fail"
             NO_FILE policy_fail.json)
-file(STRINGS ${NSIM_TESTS}/data/faults/expected.txt fault_lines REGEX "^[^#]")
-foreach(line ${fault_lines})
-  string(REPLACE "|" ";" parts "${line}")
-  list(GET parts 0 f)
-  list(GET parts 1 msg)
-  get_filename_component(n ${f} NAME_WE)
-  string(REGEX REPLACE "([][.*+?()^$|\\\\])" "\\\\\\1" msg_re "${msg}")
-  nsim_expect(cli.fault.${n} 1
-              CMD ${NCCLSIM} run ${NSIM_TESTS}/data/faults/${f}
-              --json fault_${n}.json
-              ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
-              NO_FILE fault_${n}.json)
-endforeach()
+nsim_bad_inputs(faults cli.fault)
 
 # replaying NCCL's graph dump, and comparing the planner with it
 nsim_expect(cli.run.graph_replay 0
