@@ -91,8 +91,8 @@ static void note_ignored(int c, const char *v)
 {
     const char *why = "";
     switch (c) {
-    case 'g':
-    case 't': why = "the topology fixes the ranks"; break;
+    case 't': why = "the topology fixes the ranks; threads launch in "
+                    "parallel"; break;
     case 'n':
     case 'w':
     case 'm': why = "a deterministic simulation needs one iteration"; break;
@@ -182,7 +182,9 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
             return nsim_cli_usage(cmd, "--mode: expected simulate or "
                                        "analytic, got '%s'", arg);
         return 0;
-    case 'g': case 't': case 'n': case 'w': case 'm': case 'c': case 'z':
+    case 'g':
+        return parse_count(cmd, "-g", arg, 1024, &s->gpus_per_thread);
+    case 't': case 'n': case 'w': case 'm': case 'c': case 'z':
         note_ignored(c, arg);
         return 0;
     case ':': return nsim_cli_usage(cmd, "%s needs a value", argv[optind - 1]);
@@ -265,7 +267,7 @@ static int run_size(nsim_scenario *s, const run_opts *ro, uint64_t bytes,
     double pred = -1;
     nsim_fault_plan fp;
     NSIM_TRY(nsim_scenario_fault_plan(s, s->nchannels, &fp, err));
-    nsim_exec_opts eo = {s->seed, keep, &s->net, &fp};
+    nsim_exec_opts eo = {s->seed, keep, &s->net, &fp, s->gpus_per_thread};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     NSIM_TRY(request_for(s, bytes, &req, &pred, err));

@@ -42,6 +42,8 @@ typedef struct exec {
     uint32_t nlanes, lanes_left;
     uint32_t max_inflight;
     nsim_time finish;
+    uint8_t *started; /* per rank: its kernel has been launched */
+    uint32_t gpus_per_thread;
     void *shared[3]; /* per transport: P2P, NET, NVLS */
     int inited[3];
 } exec;
@@ -108,6 +110,8 @@ static void lane_try(exec *ex, uint32_t li)
     lane_rt *l = &ex->lanes[li];
     if (l->busy || l->op >= l->pl->nops)
         return;
+    if (l->pl->rank < ex->plan->nranks && !ex->started[l->pl->rank])
+        return; /* its kernel is not launched yet */
     const nsim_plan_op *op = &l->pl->ops[l->op];
     if (!op_ready(ex, l, op))
         return;
@@ -164,12 +168,33 @@ static void cb_credit(void *vex, uint32_t conn)
     lane_try(ex, c->send_lane);
 }
 
+/* Launch k of every host thread: the ranks r with r mod g == k start. */
 static void on_start(nsim_sim *sim, nsim_event *ev)
 {
     exec *ex = ev->target;
+    uint32_t g = ex->gpus_per_thread, k = (uint32_t)ev->arg.u64;
     (void)sim;
+    for (uint32_t r = 0; r < ex->plan->nranks; r++)
+        if (r % g == k)
+            ex->started[r] = 1;
     for (uint32_t i = 0; i < ex->nlanes; i++)
         lane_try(ex, i);
+}
+
+/* One host thread launches its GPUs' kernels one after another
+ * (kernel_launch_ps each, hardware-facts 5). */
+static int schedule_launches(exec *ex, const nsim_params *params,
+                             nsim_err *err)
+{
+    uint32_t g = ex->gpus_per_thread;
+    ex->started = calloc(ex->plan->nranks, 1);
+    if (ex->started == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+    for (uint32_t k = 0; k < g; k++)
+        if (nsim_sim_schedule(ex->sim, params->kernel_launch_ps * (k + 1),
+                              on_start, ex, 0, k, NULL) != NSIM_OK)
+            return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+    return NSIM_OK;
 }
 
 static const nsim_net_knobs default_knobs = NSIM_NET_KNOBS_DEFAULT;
@@ -292,6 +317,7 @@ static void teardown(exec *ex)
             transports[k]->fini(ex->shared[k]);
     free(ex->conns);
     free(ex->lanes);
+    free(ex->started);
     nsim_fabric_destroy(ex->fab);
     nsim_sim_destroy(ex->sim);
 }
@@ -350,9 +376,11 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
         rc = setup(&ex, topo, params, opts, err);
     if (rc == NSIM_OK)
         rc = schedule_faults(&ex, err);
+    ex.gpus_per_thread = opts->gpus_per_thread ? opts->gpus_per_thread : 1;
+    if (ex.gpus_per_thread > plan->nranks)
+        ex.gpus_per_thread = plan->nranks;
     if (rc == NSIM_OK)
-        rc = nsim_sim_schedule(ex.sim, params->kernel_launch_ps, on_start, &ex,
-                               0, 0, NULL);
+        rc = schedule_launches(&ex, params, err);
     if (rc == NSIM_OK && (rc = nsim_sim_run(ex.sim, NSIM_TIME_MAX)) != NSIM_OK)
         NSIM_ERR(err, rc, "%s", nsim_sim_error(ex.sim)->msg);
     if (rc == NSIM_OK && ex.lanes_left != 0)

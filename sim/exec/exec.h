@@ -52,6 +52,10 @@ typedef struct nsim_exec_opts {
     int want_stats;
     const nsim_net_knobs *net;      /* NULL: NCCL's defaults */
     const nsim_fault_plan *faults;  /* NULL: no faults */
+    /* GPUs one host thread launches, one after another (nccl-tests -g):
+     * rank r's kernel starts after (r mod n) + 1 launches; 0 or 1: all
+     * start after one launch */
+    uint32_t gpus_per_thread;
 } nsim_exec_opts;
 
 NSIM_NODISCARD int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,

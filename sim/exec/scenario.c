@@ -21,7 +21,7 @@ static const char *const top_keys[] = {
     "step_factor", "step_bytes", "nchannels", "qps_per_connection",
     "buffsize", "protocol",  "algorithm",  "channel_mode", "env",
     "seed",     "params",    "root",      "faults",   "failover",
-    "failover_channels", NULL};
+    "failover_channels", "gpus_per_thread", NULL};
 
 static const char *const fault_keys[] = {"at", "kind", "channel", "from",
                                          "to", "qp", "nic", "a", "b", "bw",
@@ -293,6 +293,9 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
     v = 1;
     NSIM_TRY(nsim_jget_int(c, root, "", "seed", 0, 0, INT64_MAX / 2, &v));
     s->seed = (uint64_t)v;
+    v = 1;
+    NSIM_TRY(nsim_jget_int(c, root, "", "gpus_per_thread", 0, 1, 1024, &v));
+    s->gpus_per_thread = (uint32_t)v;
     NSIM_TRY(read_env(s, c, root));
     if (s->buffsize < 4096 || s->buffsize % 4096 != 0)
         return nsim_jfail(c, "", "buffsize",

@@ -49,6 +49,7 @@ typedef struct nsim_scenario {
     uint32_t root;           /* Broadcast / Reduce */
     uint32_t net_peer_channels; /* NCCL_NCHANNELS_PER_NET_PEER, 0: auto */
     uint64_t seed;
+    uint32_t gpus_per_thread; /* nccl-tests -g: launches per host thread */
     nsim_params params;
     nsim_net_knobs net; /* net.shared_comms follows channel_mode */
     struct nsim_ncclgraph *graph; /* --graph: replayed rings (owned) */

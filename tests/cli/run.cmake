@@ -69,7 +69,7 @@ nsim_expect(cli.run.allgather_16B_rounding 0
 nsim_expect(cli.run.ignored_flags_note 0
             CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M -e 1M -n 50
                 -w 5 -c 0 -g 1 -t 1 -z 0
-            ERR "note: -n 50 ignored.*note: -w 5.*-c 0.*-g 1.*-t 1.*-z 0")
+            ERR "note: -n 50 ignored.*note: -w 5.*-c 0.*-t 1.*-z 0")
 nsim_expect(cli.run.bad_root 1
             CMD ${NCCLSIM} run ${S}/seed-allreduce.json --collective reduce
                 -r 9 -b 1M -e 1M --json bad_root.json
@@ -155,3 +155,8 @@ nsim_expect(cli.run.graph_bad_ranks 1
             CMD ${NCCLSIM} run ${S}/seed-allreduce.json --graph
                 ${NSIM_TESTS}/data/graph/two_host_ring.xml --json graph_bad.json
             ERR "two_host_ring.xml" NO_FILE graph_bad.json)
+# -g: one host thread launches its GPUs one after another
+nsim_expect(cli.run.gpus_per_thread 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 8 -e 8 --proto LL
+                -g 8
+            OUT "\n +8 +2 +float +sum +-1 +50\\.71 ")
