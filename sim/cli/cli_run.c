@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "output/report.h"
+#include "output/export.h"
 #include "output/stats.h"
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
@@ -23,12 +24,14 @@ typedef struct run_opts {
     const char *json_out, *plan_out;
     int quiet, timing, tuning, analytic, stats, debug;
     const char *graph, *compare_graph;
+    const char *csv_out, *plot_out, *trace_out;
     uint64_t size; /* plan: the size to plan */
 } run_opts;
 
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
-       OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH };
+       OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH, OPT_CSV, OPT_PLOT,
+       OPT_TRACE };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -61,6 +64,9 @@ static const struct option run_long[] = {
     {"stats", no_argument, NULL, OPT_STATS},
     {"debug", no_argument, NULL, OPT_DEBUG},
     {"graph", required_argument, NULL, OPT_GRAPH},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"plot", required_argument, NULL, OPT_PLOT},
+    {"trace", required_argument, NULL, OPT_TRACE},
     {"compare-graph", required_argument, NULL, OPT_CMPGRAPH},
     {NULL, 0, NULL, 0},
 };
@@ -169,6 +175,9 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case OPT_STATS: ro->stats = 1; return 0;
     case OPT_DEBUG: ro->debug = 1; return 0;
     case OPT_GRAPH: ro->graph = arg; return 0;
+    case OPT_CSV: ro->csv_out = arg; return 0;
+    case OPT_PLOT: ro->plot_out = arg; return 0;
+    case OPT_TRACE: ro->trace_out = arg; return 0;
     case OPT_CMPGRAPH:
         if (strcmp(cmd, "plan") != 0)
             return nsim_cli_usage(cmd, "--compare-graph is an option of "
@@ -267,7 +276,8 @@ static int run_size(nsim_scenario *s, const run_opts *ro, uint64_t bytes,
     double pred = -1;
     nsim_fault_plan fp;
     NSIM_TRY(nsim_scenario_fault_plan(s, s->nchannels, &fp, err));
-    nsim_exec_opts eo = {s->seed, keep, &s->net, &fp, s->gpus_per_thread};
+    nsim_exec_opts eo = {s->seed, keep, &s->net, &fp, s->gpus_per_thread,
+                         keep && ro->trace_out != NULL};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     NSIM_TRY(request_for(s, bytes, &req, &pred, err));
@@ -371,13 +381,35 @@ static int grow_rows(nsim_report_row **rows, size_t n, size_t *cap)
     return NSIM_OK;
 }
 
+/* --csv, --plot, --trace (the largest size's thread blocks). */
+static int write_exports(const run_opts *ro, const nsim_report_meta *m,
+                         const nsim_report_row *rows, size_t n,
+                         const nsim_plan *kp, const nsim_exec_result *kr,
+                         nsim_err *err)
+{
+    int rendered = 0;
+    if (ro->csv_out != NULL)
+        NSIM_TRY(nsim_export_csv(ro->csv_out, m, rows, n, err));
+    if (ro->trace_out != NULL && kp != NULL)
+        NSIM_TRY(nsim_export_trace(ro->trace_out, kp, kr, err));
+    if (ro->plot_out != NULL) {
+        NSIM_TRY(nsim_export_plot(ro->plot_out, m, rows, n, &rendered, err));
+        if (!rendered)
+            fprintf(stderr, "ncclsim: note: gnuplot did not render %s "
+                            "(install gnuplot-nox); %s.gp and %s.dat are "
+                            "written\n",
+                    ro->plot_out, ro->plot_out, ro->plot_out);
+    }
+    return NSIM_OK;
+}
+
 static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
 {
     nsim_report_meta m = make_meta(s, ro);
     nsim_report_row *rows = NULL;
     size_t n = 0, cap = 0;
-    int rc = NSIM_OK, more = 1, detail = (ro->stats || ro->debug) &&
-                                         !ro->analytic;
+    int rc = NSIM_OK, more = 1;
+    int detail = (ro->stats || ro->debug || ro->trace_out) && !ro->analytic;
     nsim_plan *kp = NULL;
     nsim_exec_result kr = {0};
     uint64_t size = s->min_bytes, next = 0;
@@ -414,6 +446,8 @@ static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
         rc = nsim_report_write_json(ro->json_out, &m, rows, n, extra, err);
     else
         cJSON_Delete(extra);
+    if (rc == NSIM_OK)
+        rc = write_exports(ro, &m, rows, n, kp, &kr, err);
     if (kp != NULL)
         nsim_exec_result_free(&kr);
     nsim_plan_destroy(kp);

@@ -22,6 +22,7 @@ typedef struct lane_rt {
     uint32_t sm_server;
     double sm_bw;
     nsim_time waiting_since; /* blocked on a send slot since */
+    nsim_time op_start;      /* when the current op started */
 } lane_rt;
 
 typedef struct conn_rt {
@@ -43,6 +44,8 @@ typedef struct exec {
     uint32_t max_inflight;
     nsim_time finish;
     uint8_t *started; /* per rank: its kernel has been launched */
+    nsim_op_span *spans; /* want_trace: preallocated, one per op */
+    uint64_t nspans;
     uint32_t gpus_per_thread;
     void *shared[3]; /* per transport: P2P, NET, NVLS */
     int inited[3];
@@ -60,6 +63,9 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     lane_rt *l = &ex->lanes[li];
     const nsim_plan_op *op = &l->pl->ops[l->op];
     l->busy = 0;
+    if (ex->spans != NULL)
+        ex->spans[ex->nspans++] = (nsim_op_span){li, l->op, l->op_start,
+                                                 nsim_sim_now(sim)};
     for (uint32_t k = 0; (op->prim & NSIM_PRIM_RECV) && k < l->nrecv; k++) {
         conn_rt *c = &ex->conns[l->recv[k]];
         c->consumed++;
@@ -135,6 +141,7 @@ static void lane_try(exec *ex, uint32_t li)
         done += nsim_xfer_ps(op->bytes, l->sm_bw);
     }
     l->busy = 1;
+    l->op_start = nsim_sim_now(ex->sim);
     if (nsim_sim_schedule_at(ex->sim, done, on_lane_done, ex, 0, li, NULL))
         nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
 }
@@ -166,6 +173,20 @@ static void cb_credit(void *vex, uint32_t conn)
     conn_rt *c = &ex->conns[conn];
     c->credits++;
     lane_try(ex, c->send_lane);
+}
+
+/* The trace has one span per op: allocated once, before the run. */
+static int alloc_spans(exec *ex, nsim_err *err)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < ex->nlanes; i++)
+        n += ex->lanes[i].pl->nops;
+    ex->spans = malloc((n ? n : 1) * sizeof *ex->spans);
+    if (ex->spans == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory for the "
+                                          "trace (%llu ops)",
+                        (unsigned long long)n);
+    return NSIM_OK;
 }
 
 /* Launch k of every host thread: the ranks r with r mod g == k start. */
@@ -318,6 +339,7 @@ static void teardown(exec *ex)
     free(ex->conns);
     free(ex->lanes);
     free(ex->started);
+    free(ex->spans);
     nsim_fabric_destroy(ex->fab);
     nsim_sim_destroy(ex->sim);
 }
@@ -346,6 +368,9 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     memset(res, 0, sizeof *res);
     res->time_ps = ex->finish;
     res->events = nsim_sim_get_counters(ex->sim).events_run;
+    res->spans = ex->spans; /* handed over (NULL without want_trace) */
+    res->nspans = ex->nspans;
+    ex->spans = NULL;
     for (uint32_t i = 0; i < p->nconns; i++)
         res->bytes_moved += ex->conns[i].st.bytes;
     if (!opts->want_stats)
@@ -379,6 +404,8 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
     ex.gpus_per_thread = opts->gpus_per_thread ? opts->gpus_per_thread : 1;
     if (ex.gpus_per_thread > plan->nranks)
         ex.gpus_per_thread = plan->nranks;
+    if (rc == NSIM_OK && opts->want_trace)
+        rc = alloc_spans(&ex, err);
     if (rc == NSIM_OK)
         rc = schedule_launches(&ex, params, err);
     if (rc == NSIM_OK && (rc = nsim_sim_run(ex.sim, NSIM_TIME_MAX)) != NSIM_OK)
@@ -398,6 +425,8 @@ void nsim_exec_result_free(nsim_exec_result *res)
 {
     free(res->conns);
     free(res->links);
+    free(res->spans);
+    res->spans = NULL;
     nsim_xport_stats_free(&res->xport);
     res->conns = NULL;
     res->links = NULL;

@@ -35,6 +35,13 @@ typedef struct nsim_link_record {
     nsim_time busy_ps;
 } nsim_link_record;
 
+/* One op of one thread block, for the timeline trace. */
+typedef struct nsim_op_span {
+    uint32_t lane; /* channel * nranks + rank (the plan's lanes) */
+    uint32_t op;   /* index in the lane's ops */
+    nsim_time start_ps, end_ps;
+} nsim_op_span;
+
 typedef struct nsim_exec_result {
     nsim_time time_ps;    /* launch to the last rank's completion */
     uint64_t events;      /* engine events run */
@@ -45,6 +52,9 @@ typedef struct nsim_exec_result {
     uint32_t nlinks;
     nsim_link_record *links; /* topology links that carried traffic */
     nsim_xport_stats xport;  /* QPs, CQs, NIC ports */
+    /* with want_trace: every op's span, in completion order */
+    nsim_op_span *spans;
+    uint64_t nspans;
 } nsim_exec_result;
 
 typedef struct nsim_exec_opts {
@@ -56,6 +66,7 @@ typedef struct nsim_exec_opts {
      * rank r's kernel starts after (r mod n) + 1 launches; 0 or 1: all
      * start after one launch */
     uint32_t gpus_per_thread;
+    int want_trace; /* record every op's start and end */
 } nsim_exec_opts;
 
 NSIM_NODISCARD int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,

@@ -160,3 +160,22 @@ nsim_expect(cli.run.gpus_per_thread 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 8 -e 8 --proto LL
                 -g 8
             OUT "\n +8 +2 +float +sum +-1 +50\\.71 ")
+
+# CSV, gnuplot files and the Chrome trace
+add_test(NAME cli.run.exports
+         COMMAND ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M -e 4M -f 4
+                 --csv exp.csv --plot exp.png --trace exp.trace.json --quiet)
+set_tests_properties(cli.run.exports PROPERTIES FIXTURES_SETUP exports)
+foreach(check "exp.csv|^size,count,type,redop,root,time_us,.*\n1048576,262144,float,sum,-1,.*\n4194304,"
+              "exp.png.gp|set logscale x 2.*plot 'exp.png.dat'"
+              "exp.png.dat|\n1048576 [0-9.]+ "
+              "exp.trace.json|^\\{\"displayTimeUnit\".*\"name\": \"send\", \"cat\": \"op\", \"ph\": \"X\", \"pid\": [0-9]+, \"tid\": [01], .*\"name\": \"process_name\".*\\]\\}\n$")
+  string(REPLACE "|" ";" parts "${check}")
+  list(GET parts 0 f)
+  list(GET parts 1 re)
+  add_test(NAME cli.run.exports.${f}
+           COMMAND ${CMAKE_COMMAND} -DFILE=${f} "-DRE=${re}"
+                   -P ${NSIM_TESTS}/file_matches.cmake)
+  set_tests_properties(cli.run.exports.${f} PROPERTIES
+                       FIXTURES_REQUIRED exports)
+endforeach()

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * export.c - CSV, gnuplot and Chrome trace writers (see export.h).
+ */
+#include "export.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim/core/jread.h"
+
+/* A growing text buffer; on failure it stays NULL and writes are dropped. */
+typedef struct strbuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} strbuf;
+
+static void sb_printf(strbuf *b, const char *fmt, ...) NSIM_PRINTF(2, 3);
+
+static void sb_printf(strbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    if (b->oom)
+        return;
+    for (;;) {
+        size_t room = b->cap - b->len;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->s != NULL && (size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *ns = realloc(b->s, cap);
+        if (ns == NULL) {
+            b->oom = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+}
+
+static int sb_write(strbuf *b, const char *path, nsim_err *err)
+{
+    int rc = b->oom ? NSIM_ERR(err, NSIM_ENOMEM, "%s: out of memory", path)
+                    : nsim_write_file_atomic(path, b->s ? b->s : "", b->len,
+                                             err);
+    free(b->s);
+    *b = (strbuf){0};
+    return rc;
+}
+
+int nsim_export_csv(const char *path, const nsim_report_meta *m,
+                    const nsim_report_row *rows, size_t n, nsim_err *err)
+{
+    strbuf b = {0};
+    sb_printf(&b, "size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,"
+                  "time_us_inplace,algbw_GBps_inplace,busbw_GBps_inplace,"
+                  "nchannels\n");
+    for (size_t i = 0; i < n; i++) {
+        const nsim_report_row *r = &rows[i];
+        sb_printf(&b, "%llu,%llu,%s,%s,%d,%.3f,%.4f,%.4f,%.3f,%.4f,%.4f,%u\n",
+                  (unsigned long long)r->size, (unsigned long long)r->count,
+                  m->dtype, m->redop, m->root, r->time_us, r->algbw, r->busbw,
+                  r->time_ip_us, r->algbw_ip, r->busbw_ip, r->nchannels);
+    }
+    return sb_write(&b, path, err);
+}
+
+static int run_gnuplot(const char *script)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execlp("gnuplot", "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int nsim_export_plot(const char *path, const nsim_report_meta *m,
+                     const nsim_report_row *rows, size_t n, int *rendered,
+                     nsim_err *err)
+{
+    char dat[4096], gp[4096];
+    strbuf b = {0};
+    snprintf(dat, sizeof dat, "%s.dat", path);
+    snprintf(gp, sizeof gp, "%s.gp", path);
+    sb_printf(&b, "# size_bytes busbw_GBps algbw_GBps time_us\n");
+    for (size_t i = 0; i < n; i++)
+        sb_printf(&b, "%llu %.4f %.4f %.3f\n", (unsigned long long)rows[i].size,
+                  rows[i].busbw, rows[i].algbw, rows[i].time_us);
+    NSIM_TRY(sb_write(&b, dat, err));
+    sb_printf(&b,
+              "set terminal pngcairo noenhanced size 900,560\n"
+              "set output '%s'\n"
+              "set title \"%s on %s (%u ranks), %s/%s, %u channels\"\n"
+              "set logscale x 2\nset format x '%%.0b%%BB'\n"
+              "set xlabel 'size'\nset ylabel 'busbw (GB/s)'\nset grid\n"
+              "set key left top\n"
+              "plot '%s' using 1:2 with linespoints title 'busbw (simulated)'\n",
+              path, m->test_name, m->topology, m->nranks, m->algo, m->proto,
+              m->nchannels, dat);
+    NSIM_TRY(sb_write(&b, gp, err));
+    *rendered = run_gnuplot(gp) == 0;
+    return NSIM_OK;
+}
+
+static const char *prim_name(uint8_t prim)
+{
+    switch (prim & (NSIM_PRIM_RECV | NSIM_PRIM_SEND)) {
+    case NSIM_PRIM_SEND:
+        return "send";
+    case NSIM_PRIM_RECV:
+        return prim & NSIM_PRIM_COPY_OUT ? "recv+copy" : "recv";
+    default:
+        return prim & NSIM_PRIM_REDUCE ? "recvReduceSend" : "recvCopySend";
+    }
+}
+
+int nsim_export_trace(const char *path, const nsim_plan *p,
+                      const nsim_exec_result *r, nsim_err *err)
+{
+    strbuf b = {0};
+    sb_printf(&b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    for (uint64_t i = 0; i < r->nspans; i++) {
+        const nsim_op_span *s = &r->spans[i];
+        const nsim_plan_lane *l = &p->lanes[s->lane];
+        const nsim_plan_op *op = &l->ops[s->op];
+        sb_printf(&b,
+                  "{\"name\": \"%s\", \"cat\": \"op\", \"ph\": \"X\", "
+                  "\"pid\": %u, \"tid\": %u, \"ts\": %.6f, \"dur\": %.6f, "
+                  "\"args\": {\"bytes\": %llu, \"step\": %u, \"chunk\": %u}},\n",
+                  prim_name(op->prim), l->rank, l->channel,
+                  (double)s->start_ps / 1e6,
+                  (double)(s->end_ps - s->start_ps) / 1e6,
+                  (unsigned long long)op->bytes, op->step, op->chunk);
+    }
+    for (uint32_t rank = 0; rank < p->nranks; rank++)
+        sb_printf(&b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, "
+                      "\"args\": {\"name\": \"rank %u\"}}%s\n",
+                  rank, rank, rank + 1 < p->nranks ? "," : "");
+    sb_printf(&b, "]}\n");
+    return sb_write(&b, path, err);
+}
