@@ -15,6 +15,7 @@
 
 #include "sim/topo/nccl_graph.h"
 #include "plan_int.h"
+#include "search.h"
 #include "tune.h"
 
 #include <stdio.h>
@@ -187,99 +188,9 @@ void nsim_plan_destroy(nsim_plan *p)
 
 /* ---- channel count --------------------------------------------------- */
 
-/* NCCL's per-NVLink bandwidth by the GPU's sm (nccl-internals 1.3). */
-static double nccl_nvlink_bw(uint32_t sm)
-{
-    if (sm >= 100)
-        return 40.1;
-    if (sm == 90)
-        return 20.6;
-    if (sm == 86)
-        return 12.0;
-    if (sm >= 60 && sm < 70)
-        return 18.0;
-    return 20.0;
-}
-
-/* NCCL counts a PCIe Gen3/4/5 lane at 0.75/1.5/3 GB/s, i.e. 0.762 of the
- * raw 128b/130b rate (nccl-internals 1.3 vs hardware-facts 2.1). */
-#define NCCL_PCI_PER_RAW 0.762
-
-/* Per-GPU bandwidth in NCCL units: max of NVLink sum and PCIe. */
-static double gpu_total_bw(nsim_topo *t, uint32_t dev)
-{
-    const nsim_device *g = nsim_topo_device(t, dev);
-    double nvl = 0, pci = 0;
-    const uint32_t *out = nsim_topo_out(t, dev);
-    for (uint32_t k = 0; k < nsim_topo_nout(t, dev); k++) {
-        const nsim_link *l = nsim_topo_link(t, out[k]);
-        if (l->type == NSIM_LINK_NVLINK)
-            nvl += l->count * nccl_nvlink_bw(g->sm);
-        else if (l->type == NSIM_LINK_PCIE)
-            pci += l->bw / 1e9 * NCCL_PCI_PER_RAW;
-    }
-    return nvl > pci ? nvl : pci;
-}
-
-
-/* NCCL's speed arrays (nccl-internals 2.2). */
-static const double speeds80[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5,
-                                  4,  3,  0};
-static const double speeds90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6,
-                                  3,  0};
-static const double speeds100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24,
-                                   20, 19, 18, 0};
-static const double inter80[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6,
-                                 5,  4,  3,  2.4, 1.2, 0.24, 0.12, 0};
-static const double inter90[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15,
-                                 12, 6,  3,  2.4, 1.2, 0.24, 0.12, 0};
-static const double inter100[] = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
-                                  20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24,
-                                  0.12, 0};
-
-static void graph_one_host(nsim_topo *t, uint32_t g0, nsim_plan_graph *g)
-{
-    const double *sp = g->sm >= 100 ? speeds100 : g->sm >= 90 ? speeds90
-                                                              : speeds80;
-    double total = gpu_total_bw(t, g0);
-    while (sp[1] != 0 && sp[0] > total)
-        sp++;
-    uint32_t n = (uint32_t)(total / sp[0]);
-    g->nchannels = n ? n : 1;
-    g->bw_intra = g->bw_inter = sp[0];
-    if (sp[0] >= 25 && !(g->sm > 80 && sp[0] < 50 && n > 4)) {
-        g->nchannels *= 2; /* ncclTopoDupChannels */
-        g->bw_intra /= 2;
-        g->bw_inter /= 2;
-    }
-}
-
-/* Multi-host: one channel per NIC of a host at the fastest inter speed
- * that the NIC and the GPU's NVLink share allow (no duplication below
- * 50 GB/s on sm90). */
-static void graph_multi_host(nsim_topo *t, uint32_t g0, nsim_plan_graph *g)
-{
-    uint32_t nnic = 0;
-    double nic_bw = 0;
-    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
-        const nsim_device *dv = nsim_topo_device(t, d);
-        if (dv->type == NSIM_DEV_NIC &&
-            dv->host == nsim_topo_device(t, g0)->host) {
-            nnic++;
-            nic_bw = dv->port_bw * (dv->nic_ports ? dv->nic_ports : 1) / 1e9;
-        }
-    }
-    nnic = nnic ? nnic : 1;
-    double cap = gpu_total_bw(t, g0) / nnic;
-    cap = nic_bw > 0 && nic_bw < cap ? nic_bw : cap;
-    const double *sp = g->sm >= 100 ? inter100 : g->sm >= 90 ? inter90
-                                                             : inter80;
-    while (sp[1] != 0 && sp[0] > cap)
-        sp++;
-    g->nchannels = nnic;
-    g->bw_intra = g->bw_inter = sp[0];
-}
-
+/* The graph summary comes from NCCL's search (search.c): the ring graph
+ * of rank 0's host, its channels and per-channel bandwidth after
+ * ncclTopoDupChannels, and its path types. */
 void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
 {
     uint32_t g0 = nsim_topo_rank_device(t, 0);
@@ -287,19 +198,9 @@ void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
     g->nranks = nsim_topo_nranks(t);
     g->nhosts = nsim_topo_nhosts(t);
     g->sm = UINT32_MAX;
-    g->type_intra = NSIM_PATH_LOC;
-    g->nvswitch_nvls = 1;
     for (uint32_t r = 0; r < g->nranks; r++) {
-        uint32_t d = nsim_topo_rank_device(t, r);
-        uint32_t sm = nsim_topo_device(t, d)->sm;
+        uint32_t sm = nsim_topo_device(t, nsim_topo_rank_device(t, r))->sm;
         g->sm = sm < g->sm ? sm : g->sm;
-        uint32_t next = nsim_topo_rank_device(t, (r + 1) % g->nranks);
-        const nsim_route *rt;
-        if (r + 1 < g->nranks && nsim_topo_device(t, next)->host ==
-                                     nsim_topo_device(t, d)->host &&
-            nsim_topo_route(t, d, next, &rt, NULL) == NSIM_OK &&
-            rt->type > g->type_intra)
-            g->type_intra = rt->type;
     }
     uint32_t nvls = 0;
     for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
@@ -307,19 +208,28 @@ void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
         nvls += dv->type == NSIM_DEV_NVSWITCH && dv->nvls;
     }
     g->nvswitch_nvls = nvls >= g->nhosts;
-    g->nvlink_bw = gpu_total_bw(t, g0);
-    if (g->nhosts > 1)
-        graph_multi_host(t, g0, g);
-    else
-        graph_one_host(t, g0, g);
+    g->nvlink_bw = nsim_search_gpu_total_bw(t, g0);
+    nsim_search_graph *sg = NULL;
+    if (nsim_search_compute(t, NULL, &sg, NULL) != NSIM_OK) {
+        g->nchannels = 1; /* NCCL's fallback graph (2.2) */
+        g->bw_intra = g->bw_inter = 0.1;
+        g->type_intra = g->type_inter = NSIM_PATH_SYS;
+        return;
+    }
+    g->nchannels = sg->nchannels;
+    g->bw_intra = sg->bw_intra;
+    g->bw_inter = sg->bw_inter;
+    g->type_intra = sg->type_intra;
+    g->type_inter = sg->type_inter;
+    g->comm_channels = nsim_search_comm_channels(sg, 0, 0);
+    nsim_search_graph_destroy(sg);
 }
 
 uint32_t nsim_plan_default_channels(nsim_topo *t)
 {
     nsim_plan_graph g;
     nsim_plan_graph_get(t, &g);
-    uint32_t n = 2 * g.nchannels; /* postset doubling (2.5) */
-    return n > NSIM_MAX_CHANNELS ? NSIM_MAX_CHANNELS : n;
+    return g.comm_channels ? g.comm_channels : 2 * g.nchannels;
 }
 
 /* ---- rings ----------------------------------------------------------- */

@@ -159,13 +159,14 @@ void nsim_plan_destroy(nsim_plan *p);
  * NULL when it is. */
 const char *nsim_plan_ll128_refusal(nsim_topo *topo);
 
-/* What NCCL's ring graph search finds (nccl-internals 2.2, short cut):
- * graph channels and per-channel bandwidth (GB/s, NCCL units), the
- * intra-host path type, hosts, ranks and the lowest sm. */
+/* The tuner's summary of NCCL's ring graph (search.h, nccl-internals
+ * 2.2): graph channels and per-channel bandwidth (GB/s, NCCL units), the
+ * path types, the communicator's channels (2.5), hosts, ranks and the
+ * lowest sm. */
 typedef struct nsim_plan_graph {
-    uint32_t nchannels;
+    uint32_t nchannels, comm_channels;
     double bw_intra, bw_inter;
-    nsim_path_type type_intra;
+    nsim_path_type type_intra, type_inter;
     uint32_t nhosts, nranks, sm;
     int nvswitch_nvls; /* every host has an NVLS-capable NVSwitch */
     double nvlink_bw;  /* a GPU's NVLink total, NCCL units (GB/s) */
