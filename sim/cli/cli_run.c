@@ -3,6 +3,7 @@
  * cli_run.c - "ncclsim run", "ncclsim plan" and "ncclsim params".
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,12 @@
 #include "sim/exec/exec.h"
 #include "sim/exec/scenario.h"
 #include "sim/topo/nccl_graph.h"
+#include "sim/plan/search.h"
 #include "sim/plan/tune.h"
 
 typedef struct run_opts {
     const char *json_out, *plan_out;
-    int quiet, timing, tuning, analytic, stats, debug;
+    int quiet, timing, tuning, analytic, stats, debug, graph_dump;
     const char *graph, *compare_graph;
     const char *csv_out, *plot_out, *trace_out;
     uint64_t size; /* plan: the size to plan */
@@ -31,7 +33,7 @@ typedef struct run_opts {
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
        OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH, OPT_CSV, OPT_PLOT,
-       OPT_TRACE };
+       OPT_TRACE, OPT_GDUMP };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -68,6 +70,7 @@ static const struct option run_long[] = {
     {"plot", required_argument, NULL, OPT_PLOT},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"compare-graph", required_argument, NULL, OPT_CMPGRAPH},
+    {"graph-dump", no_argument, NULL, OPT_GDUMP},
     {NULL, 0, NULL, 0},
 };
 
@@ -183,6 +186,12 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
             return nsim_cli_usage(cmd, "--compare-graph is an option of "
                                        "'ncclsim plan'");
         ro->compare_graph = arg;
+        return 0;
+    case OPT_GDUMP:
+        if (strcmp(cmd, "plan") != 0)
+            return nsim_cli_usage(cmd, "--graph-dump is an option of "
+                                       "'ncclsim plan'");
+        ro->graph_dump = 1;
         return 0;
     case OPT_MODE:
         if (strcmp(arg, "analytic") == 0)
@@ -553,43 +562,108 @@ static int same_channel(const nsim_graph_chan *gc, const uint32_t *order,
     return 1;
 }
 
-/* plan --compare-graph: the planner's own rings against NCCL's dump. */
+static int same_search_channel(const nsim_graph_chan *gc,
+                               const nsim_search_graph *sg, uint32_t c)
+{
+    const uint32_t *order = &sg->intra[c * sg->ngpus];
+    return same_channel(gc, order, sg->ngpus, sg->nic_in[c], sg->nic_out[c]);
+}
+
+static void print_order(const char *who, const uint32_t *o, uint32_t n,
+                        const nsim_topo *t, int32_t in, int32_t out)
+{
+    printf("  %-8s:", who);
+    for (uint32_t i = 0; i < n; i++)
+        printf(" %u", o[i]);
+    printf("  in %s out %s\n", nic_name(t, in), nic_name(t, out));
+}
+
+/* plan --compare-graph: NCCL's search (search.c) and the planner's rings
+ * against NCCL's dump: channel counts, bandwidths, types, and per channel
+ * the GPU order and NICs. */
 static int compare_graph(const nsim_scenario *s, const nsim_plan *p,
                          const char *path, nsim_err *err)
 {
     nsim_ncclgraph *g = NULL;
+    nsim_search_graph *sg = NULL;
+    nsim_search_opts so = {0, s->cross_nic, 0, 0, -1};
     NSIM_TRY(nsim_ncclgraph_load(path, s->topo, &g, err));
     const nsim_graph_info *gi = nsim_ncclgraph_find(g, NSIM_GRAPH_RING);
     if (gi == NULL) {
         nsim_ncclgraph_destroy(g);
         return NSIM_ERR(err, NSIM_ECONFIG, "%s: no ring graph (id 0)", path);
     }
+    if (nsim_search_compute(s->topo, &so, &sg, err) != NSIM_OK) {
+        nsim_ncclgraph_destroy(g);
+        return NSIM_ECONFIG;
+    }
     uint32_t gidx = (uint32_t)(gi - nsim_ncclgraph_graph(g, 0));
-    uint32_t diff = p->nchannels != 2 * gi->nchannels;
-    printf("# planner vs %s (ring graph, seen from host 0)\n", path);
+    uint32_t diff = 0, d;
+    printf("# search and planner vs %s (ring graph, seen from host 0)\n",
+           path);
+    d = sg->nchannels != gi->nchannels ||
+        fabs(sg->bw_intra - gi->bw_intra / 1e9) > 1e-3 ||
+        sg->type_intra != gi->type_intra;
+    diff += d;
+    printf("graph: search %u x %g/%g GB/s %s/%s crossNic %d, NCCL %u x "
+           "%g/%g GB/s %s/%s crossNic %d%s\n",
+           sg->nchannels, sg->bw_intra, sg->bw_inter,
+           nsim_path_type_name(sg->type_intra),
+           nsim_path_type_name(sg->type_inter), sg->crossnic, gi->nchannels,
+           gi->bw_intra / 1e9, gi->bw_inter / 1e9,
+           nsim_path_type_name(gi->type_intra),
+           nsim_path_type_name(gi->type_inter), gi->crossnic,
+           d ? "  DIFFERS" : "");
+    d = p->nchannels != 2 * gi->nchannels;
+    diff += d;
     printf("channels: planner %u, graph %u (%u after NCCL's doubling)%s\n",
            p->nchannels, gi->nchannels, 2 * gi->nchannels,
-           diff ? "  DIFFERS" : "");
-    for (uint32_t c = 0; c < gi->nchannels && c < p->nchannels; c++) {
+           d ? "  DIFFERS" : "");
+    for (uint32_t c = 0; c < gi->nchannels; c++) {
         const nsim_graph_chan *gc = nsim_ncclgraph_channel(g, gidx, c);
-        uint32_t order[1024], n;
-        int32_t in, out;
-        host0_view(p, s->topo, c, order, &n, &in, &out);
-        int same = same_channel(gc, order, n, in, out);
-        diff += !same;
-        printf("channel %02u: %s\n  graph  :", c, same ? "same" : "DIFFERS");
-        for (uint32_t i = 0; i < gc->ngpus; i++)
-            printf(" %u", gc->ranks[i]);
-        printf("  in %s out %s\n  planner:", nic_name(s->topo, gc->nic_in),
-               nic_name(s->topo, gc->nic_out));
-        for (uint32_t i = 0; i < n; i++)
-            printf(" %u", order[i]);
-        printf("  in %s out %s\n", nic_name(s->topo, in),
-               nic_name(s->topo, out));
+        uint32_t order[1024], n = 0;
+        int32_t in = -1, out = -1;
+        int ss = c < sg->nchannels && same_search_channel(gc, sg, c);
+        int sp = 0;
+        if (c < p->nchannels) {
+            host0_view(p, s->topo, c, order, &n, &in, &out);
+            sp = same_channel(gc, order, n, in, out);
+        }
+        diff += !ss;
+        printf("channel %02u: search %s, planner %s\n", c,
+               ss ? "same" : "DIFFERS", sp ? "same" : "differs");
+        print_order("graph", gc->ranks, gc->ngpus, s->topo, gc->nic_in,
+                    gc->nic_out);
+        if (c < sg->nchannels)
+            print_order("search", &sg->intra[c * sg->ngpus], sg->ngpus,
+                        s->topo, sg->nic_in[c], sg->nic_out[c]);
+        if (c < p->nchannels)
+            print_order("planner", order, n, s->topo, in, out);
     }
-    printf("%u difference(s)\n", diff);
+    printf("%u difference(s) between the search and NCCL\n", diff);
+    nsim_search_graph_destroy(sg);
     nsim_ncclgraph_destroy(g);
     return NSIM_OK;
+}
+
+/* plan --graph-dump: NCCL's ring graph search on the scenario's topology,
+ * printed as NCCL's NCCL_GRAPH log, and the communicator's channels. */
+static int graph_dump(const nsim_scenario *s, nsim_err *err)
+{
+    nsim_search_graph *g = NULL;
+    nsim_search_opts o = {0, s->cross_nic, 0, 0, -1};
+    if (nsim_search_compute(s->topo, &o, &g, err) != NSIM_OK)
+        return -1;
+    nsim_search_dump(g, s->topo, stdout);
+    printf("%u coll channels (graph %u x 2 postset",
+           nsim_search_comm_channels(g, s->min_channels, s->max_channels),
+           g->nchannels);
+    if (s->min_channels || s->max_channels)
+        printf(", NCCL_MIN/MAX_NCHANNELS %u/%u", s->min_channels,
+               s->max_channels);
+    printf(")\n");
+    nsim_search_graph_destroy(g);
+    return 0;
 }
 
 int nsim_cmd_plan(int argc, char **argv)
@@ -600,6 +674,11 @@ int nsim_cmd_plan(int argc, char **argv)
     run_opts ro = {0};
     char *text = NULL;
     int rc = load_with_opts("plan", argc, argv, &s, &ro, &err);
+    if (rc == 0 && ro.graph_dump) {
+        rc = graph_dump(s, &err);
+        nsim_scenario_destroy(s);
+        return rc < 0 ? nsim_cli_fail(&err) : rc;
+    }
     if (rc == 0 && ro.compare_graph != NULL) {
         nsim_plan_req req = nsim_scenario_request(s, s->max_bytes);
         req.algo = NSIM_ALGO_RING;

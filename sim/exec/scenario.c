@@ -117,7 +117,11 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
         s->algo_set = 1;
     } else if (strcmp(key, "NCCL_NCHANNELS_PER_NET_PEER") == 0)
         rc = parse_u32_text(v, 1, NSIM_MAX_CHANNELS, &s->net_peer_channels);
-    else if (strcmp(key, "NCCL_IB_SPLIT_DATA_ON_QPS") == 0) {
+    else if (strcmp(key, "NCCL_CROSS_NIC") == 0) {
+        uint32_t b = 0;
+        rc = parse_u32_text(v, 0, 2, &b);
+        s->cross_nic = (int32_t)b;
+    } else if (strcmp(key, "NCCL_IB_SPLIT_DATA_ON_QPS") == 0) {
         uint32_t b = 0;
         rc = parse_u32_text(v, 0, 1, &b);
         s->net.split_data_on_qps = (int)b;
@@ -134,7 +138,7 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
     } else
         return nsim_jfail(c, "env", key,
                           "not a variable this ncclsim models (known: "
-                          "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, "
+                          "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_CROSS_NIC, "
                           "NCCL_IB_QPS_PER_CONNECTION, NCCL_BUFFSIZE, "
                           "NCCL_PROTO, NCCL_ALGO, NCCL_NET_SHARED_COMMS, "
                           "NCCL_IB_SPLIT_DATA_ON_QPS, NCCL_IB_ADAPTIVE_ROUTING, "
@@ -592,6 +596,7 @@ int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
         return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
     snprintf(s->source, sizeof s->source, "%s", path);
     s->net = (nsim_net_knobs)NSIM_NET_KNOBS_DEFAULT;
+    s->cross_nic = -1;
     int rc = nsim_json_load(path, &root, err);
     if (rc == NSIM_OK)
         rc = read_header(s, &c, root);

@@ -48,6 +48,7 @@ typedef struct nsim_scenario {
     int algo_set, proto_set; /* forced by the scenario, env or CLI */
     uint32_t root;           /* Broadcast / Reduce */
     uint32_t net_peer_channels; /* NCCL_NCHANNELS_PER_NET_PEER, 0: auto */
+    int32_t cross_nic;          /* NCCL_CROSS_NIC 0/1/2; -1: default */
     uint64_t seed;
     uint32_t gpus_per_thread; /* nccl-tests -g: launches per host thread */
     nsim_params params;

@@ -14,7 +14,9 @@
 #include "plan.h"
 
 #include "sim/topo/nccl_graph.h"
+#include "search.h"
 #include "plan_int.h"
+#include "search.h"
 #include "tune.h"
 
 #include <stdio.h>
@@ -180,6 +182,8 @@ void nsim_plan_destroy(nsim_plan *p)
     free(p->lanes);
     free(p->conns);
     free(p->ring);
+    free(p->ring_nic_in);
+    free(p->ring_nic_out);
     free(p->chan_offset);
     free(p->chan_bytes);
     free(p);
@@ -187,99 +191,9 @@ void nsim_plan_destroy(nsim_plan *p)
 
 /* ---- channel count --------------------------------------------------- */
 
-/* NCCL's per-NVLink bandwidth by the GPU's sm (nccl-internals 1.3). */
-static double nccl_nvlink_bw(uint32_t sm)
-{
-    if (sm >= 100)
-        return 40.1;
-    if (sm == 90)
-        return 20.6;
-    if (sm == 86)
-        return 12.0;
-    if (sm >= 60 && sm < 70)
-        return 18.0;
-    return 20.0;
-}
-
-/* NCCL counts a PCIe Gen3/4/5 lane at 0.75/1.5/3 GB/s, i.e. 0.762 of the
- * raw 128b/130b rate (nccl-internals 1.3 vs hardware-facts 2.1). */
-#define NCCL_PCI_PER_RAW 0.762
-
-/* Per-GPU bandwidth in NCCL units: max of NVLink sum and PCIe. */
-static double gpu_total_bw(nsim_topo *t, uint32_t dev)
-{
-    const nsim_device *g = nsim_topo_device(t, dev);
-    double nvl = 0, pci = 0;
-    const uint32_t *out = nsim_topo_out(t, dev);
-    for (uint32_t k = 0; k < nsim_topo_nout(t, dev); k++) {
-        const nsim_link *l = nsim_topo_link(t, out[k]);
-        if (l->type == NSIM_LINK_NVLINK)
-            nvl += l->count * nccl_nvlink_bw(g->sm);
-        else if (l->type == NSIM_LINK_PCIE)
-            pci += l->bw / 1e9 * NCCL_PCI_PER_RAW;
-    }
-    return nvl > pci ? nvl : pci;
-}
-
-
-/* NCCL's speed arrays (nccl-internals 2.2). */
-static const double speeds80[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5,
-                                  4,  3,  0};
-static const double speeds90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6,
-                                  3,  0};
-static const double speeds100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24,
-                                   20, 19, 18, 0};
-static const double inter80[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6,
-                                 5,  4,  3,  2.4, 1.2, 0.24, 0.12, 0};
-static const double inter90[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15,
-                                 12, 6,  3,  2.4, 1.2, 0.24, 0.12, 0};
-static const double inter100[] = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
-                                  20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24,
-                                  0.12, 0};
-
-static void graph_one_host(nsim_topo *t, uint32_t g0, nsim_plan_graph *g)
-{
-    const double *sp = g->sm >= 100 ? speeds100 : g->sm >= 90 ? speeds90
-                                                              : speeds80;
-    double total = gpu_total_bw(t, g0);
-    while (sp[1] != 0 && sp[0] > total)
-        sp++;
-    uint32_t n = (uint32_t)(total / sp[0]);
-    g->nchannels = n ? n : 1;
-    g->bw_intra = g->bw_inter = sp[0];
-    if (sp[0] >= 25 && !(g->sm > 80 && sp[0] < 50 && n > 4)) {
-        g->nchannels *= 2; /* ncclTopoDupChannels */
-        g->bw_intra /= 2;
-        g->bw_inter /= 2;
-    }
-}
-
-/* Multi-host: one channel per NIC of a host at the fastest inter speed
- * that the NIC and the GPU's NVLink share allow (no duplication below
- * 50 GB/s on sm90). */
-static void graph_multi_host(nsim_topo *t, uint32_t g0, nsim_plan_graph *g)
-{
-    uint32_t nnic = 0;
-    double nic_bw = 0;
-    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
-        const nsim_device *dv = nsim_topo_device(t, d);
-        if (dv->type == NSIM_DEV_NIC &&
-            dv->host == nsim_topo_device(t, g0)->host) {
-            nnic++;
-            nic_bw = dv->port_bw * (dv->nic_ports ? dv->nic_ports : 1) / 1e9;
-        }
-    }
-    nnic = nnic ? nnic : 1;
-    double cap = gpu_total_bw(t, g0) / nnic;
-    cap = nic_bw > 0 && nic_bw < cap ? nic_bw : cap;
-    const double *sp = g->sm >= 100 ? inter100 : g->sm >= 90 ? inter90
-                                                             : inter80;
-    while (sp[1] != 0 && sp[0] > cap)
-        sp++;
-    g->nchannels = nnic;
-    g->bw_intra = g->bw_inter = sp[0];
-}
-
+/* The graph summary comes from NCCL's search (search.c): the ring graph
+ * of rank 0's host, its channels and per-channel bandwidth after
+ * ncclTopoDupChannels, and its path types. */
 void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
 {
     uint32_t g0 = nsim_topo_rank_device(t, 0);
@@ -287,19 +201,9 @@ void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
     g->nranks = nsim_topo_nranks(t);
     g->nhosts = nsim_topo_nhosts(t);
     g->sm = UINT32_MAX;
-    g->type_intra = NSIM_PATH_LOC;
-    g->nvswitch_nvls = 1;
     for (uint32_t r = 0; r < g->nranks; r++) {
-        uint32_t d = nsim_topo_rank_device(t, r);
-        uint32_t sm = nsim_topo_device(t, d)->sm;
+        uint32_t sm = nsim_topo_device(t, nsim_topo_rank_device(t, r))->sm;
         g->sm = sm < g->sm ? sm : g->sm;
-        uint32_t next = nsim_topo_rank_device(t, (r + 1) % g->nranks);
-        const nsim_route *rt;
-        if (r + 1 < g->nranks && nsim_topo_device(t, next)->host ==
-                                     nsim_topo_device(t, d)->host &&
-            nsim_topo_route(t, d, next, &rt, NULL) == NSIM_OK &&
-            rt->type > g->type_intra)
-            g->type_intra = rt->type;
     }
     uint32_t nvls = 0;
     for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
@@ -307,19 +211,28 @@ void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
         nvls += dv->type == NSIM_DEV_NVSWITCH && dv->nvls;
     }
     g->nvswitch_nvls = nvls >= g->nhosts;
-    g->nvlink_bw = gpu_total_bw(t, g0);
-    if (g->nhosts > 1)
-        graph_multi_host(t, g0, g);
-    else
-        graph_one_host(t, g0, g);
+    g->nvlink_bw = nsim_search_gpu_total_bw(t, g0);
+    nsim_search_graph *sg = NULL;
+    if (nsim_search_compute(t, NULL, &sg, NULL) != NSIM_OK) {
+        g->nchannels = 1; /* NCCL's fallback graph (2.2) */
+        g->bw_intra = g->bw_inter = 0.1;
+        g->type_intra = g->type_inter = NSIM_PATH_SYS;
+        return;
+    }
+    g->nchannels = sg->nchannels;
+    g->bw_intra = sg->bw_intra;
+    g->bw_inter = sg->bw_inter;
+    g->type_intra = sg->type_intra;
+    g->type_inter = sg->type_inter;
+    g->comm_channels = nsim_search_comm_channels(sg, 0, 0);
+    nsim_search_graph_destroy(sg);
 }
 
 uint32_t nsim_plan_default_channels(nsim_topo *t)
 {
     nsim_plan_graph g;
     nsim_plan_graph_get(t, &g);
-    uint32_t n = 2 * g.nchannels; /* postset doubling (2.5) */
-    return n > NSIM_MAX_CHANNELS ? NSIM_MAX_CHANNELS : n;
+    return g.comm_channels ? g.comm_channels : 2 * g.nchannels;
 }
 
 /* ---- rings ----------------------------------------------------------- */
@@ -763,6 +676,29 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
     return NSIM_OK;
 }
 
+/* A ring's NET connection leaves its host on the channel's exit NIC and
+ * enters the next on that host's entry NIC, when the rings came from
+ * NCCL's search. */
+static void ring_nics(nsim_topo *t, const nsim_plan *p, uint32_t c,
+                      nsim_plan_conn *conn)
+{
+    if (conn->transport != NSIM_TRANSPORT_NET || p->ring_nic_out == NULL)
+        return;
+    uint32_t hs = (uint32_t)nsim_topo_device(t, nsim_topo_rank_device(t, conn->from))->host;
+    uint32_t hr = (uint32_t)nsim_topo_device(t, nsim_topo_rank_device(t, conn->to))->host;
+    if (hs >= p->nhosts || hr >= p->nhosts)
+        return; /* host ids not 0..n-1 in rank order: nearest NICs */
+    int32_t out = p->ring_nic_out[c * p->nhosts + hs];
+    int32_t in = p->ring_nic_in[c * p->nhosts + hr];
+    const nsim_route *r;
+    if (out < 0 || in < 0 ||
+        nsim_topo_route(t, (uint32_t)out, (uint32_t)in, &r, NULL) != NSIM_OK ||
+        r->type != NSIM_PATH_NET)
+        return; /* keep the nearest NICs */
+    conn->send_nic = (uint32_t)out;
+    conn->recv_nic = (uint32_t)in;
+}
+
 static int build_conns(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks;
@@ -778,6 +714,7 @@ static int build_conns(nsim_topo *t, nsim_plan *p, nsim_err *err)
             uint32_t from = ring[i], to = ring[(i + 1) % n];
             uint32_t id = c * n + i;
             NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, from, to, &p->conns[id], err));
+            ring_nics(t, p, c, &p->conns[id]);
             p->conns[id].send_lane = c * n + from;
             p->conns[id].recv_lane = c * n + to;
             p->lanes[c * n + from].send_conn = id;
@@ -878,6 +815,52 @@ static int graph_ring(nsim_topo *t, const host_list *hl,
     return NSIM_OK;
 }
 
+/* Multi-host rings from NCCL's search (nccl-internals 2.2, 2.4): every
+ * host runs graph channel c's GPU order, entering on its entry NET and
+ * leaving on its exit NET; with NCCL_CROSS_NIC=2 odd hosts run channel
+ * c ^ 1 so that the rails line up (file 21's rings). */
+static int search_rings(nsim_topo *t, const host_list *hl, nsim_plan *p)
+{
+    nsim_search_graph *g = NULL;
+    uint32_t nh = hl->nhosts, n = p->nranks;
+    if (nsim_search_compute(t, NULL, &g, NULL) != NSIM_OK || g->nchannels == 0)
+        goto no;
+    p->ring_nic_in = malloc((size_t)p->nchannels * nh * sizeof(int32_t));
+    p->ring_nic_out = malloc((size_t)p->nchannels * nh * sizeof(int32_t));
+    if (p->ring_nic_in == NULL || p->ring_nic_out == NULL)
+        goto no;
+    for (uint32_t c = 0; c < p->nchannels; c++) {
+        uint32_t k = 0;
+        for (uint32_t h = 0; h < nh; h++) {
+            uint32_t gc = c % g->nchannels, m = hl->start[h + 1] - hl->start[h];
+            if ((h & 1) && g->crossnic == 2 && (gc ^ 1) < g->nchannels)
+                gc ^= 1;
+            if (m != g->ngpus)
+                goto no;
+            for (uint32_t i = 0; i < m; i++) {
+                uint32_t li = local_index(t, nsim_topo_rank_device(t, g->intra[gc * g->ngpus + i]));
+                if (li >= m)
+                    goto no;
+                p->ring[c * n + k++] = hl->ranks[hl->start[h] + li];
+            }
+            uint32_t nin, nout;
+            int32_t host = nsim_topo_device(t, nsim_topo_rank_device(t, hl->ranks[hl->start[h]]))->host;
+            p->ring_nic_in[c * nh + h] =
+                g->nic_in[gc] >= 0 && map_nic(t, (uint32_t)g->nic_in[gc], host, &nin) == NSIM_OK ? (int32_t)nin : -1;
+            p->ring_nic_out[c * nh + h] =
+                g->nic_out[gc] >= 0 && map_nic(t, (uint32_t)g->nic_out[gc], host, &nout) == NSIM_OK ? (int32_t)nout : -1;
+        }
+    }
+    nsim_search_graph_destroy(g);
+    return NSIM_OK;
+no:
+    free(p->ring_nic_in);
+    free(p->ring_nic_out);
+    p->ring_nic_in = p->ring_nic_out = NULL;
+    nsim_search_graph_destroy(g);
+    return NSIM_ENOENT;
+}
+
 static int build_rings(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     host_list hl = {0};
@@ -888,7 +871,9 @@ static int build_rings(nsim_topo *t, nsim_plan *p, nsim_err *err)
     p->ring = malloc((size_t)p->nchannels * p->nranks * sizeof *p->ring);
     if (rc == NSIM_OK && p->ring == NULL)
         rc = NSIM_ENOMEM;
-    for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++) {
+    int searched = rc == NSIM_OK && p->req.graph == NULL && hl.nhosts > 1 &&
+                   search_rings(t, &hl, p) == NSIM_OK;
+    for (uint32_t c = 0; rc == NSIM_OK && !searched && c < p->nchannels; c++) {
         if (p->req.graph != NULL &&
             graph_ring(t, &hl, p->req.graph, c, &p->ring[c * p->nranks]) ==
                 NSIM_OK)

@@ -131,6 +131,10 @@ typedef struct nsim_plan {
     uint32_t line_bytes, line_payload_bytes; /* LL 16/8, LL128 128/120,
                                               * Simple 0/0: no lines */
     uint32_t *ring;     /* nchannels x nranks: ring order per channel */
+    /* per channel and host: the NIC the ring enters (in) and leaves (out)
+     * the host on, from NCCL's search or a graph dump; -1: the GPU's
+     * nearest NIC. NULL for collectives that are not rings. */
+    int32_t *ring_nic_in, *ring_nic_out;
     uint64_t *chan_offset, *chan_bytes; /* per channel byte range */
     nsim_plan_conn *conns;
     uint32_t nconns;
@@ -159,13 +163,14 @@ void nsim_plan_destroy(nsim_plan *p);
  * NULL when it is. */
 const char *nsim_plan_ll128_refusal(nsim_topo *topo);
 
-/* What NCCL's ring graph search finds (nccl-internals 2.2, short cut):
- * graph channels and per-channel bandwidth (GB/s, NCCL units), the
- * intra-host path type, hosts, ranks and the lowest sm. */
+/* The tuner's summary of NCCL's ring graph (search.h, nccl-internals
+ * 2.2): graph channels and per-channel bandwidth (GB/s, NCCL units), the
+ * path types, the communicator's channels (2.5), hosts, ranks and the
+ * lowest sm. */
 typedef struct nsim_plan_graph {
-    uint32_t nchannels;
+    uint32_t nchannels, comm_channels;
     double bw_intra, bw_inter;
-    nsim_path_type type_intra;
+    nsim_path_type type_intra, type_inter;
     uint32_t nhosts, nranks, sm;
     int nvswitch_nvls; /* every host has an NVLS-capable NVSwitch */
     double nvlink_bw;  /* a GPU's NVLink total, NCCL units (GB/s) */

@@ -160,7 +160,9 @@ static void test_tuner_tree(void)
     nsim_plan_graph g;
     nsim_plan_graph_get(t, &g);
     CU_ASSERT_EQUAL(g.nchannels, 8);
-    CU_ASSERT_DOUBLE_EQUAL(g.bw_intra, 45, 1e-9);
+    /* the search finds 8 x 48 (crossNic 2; test_search), the tree model
+     * caps at 8 x 41.4 either way */
+    CU_ASSERT_DOUBLE_EQUAL(g.bw_intra, 48, 1e-9);
     double us = nsim_tune_time_us(&g, NSIM_COLL_ALLREDUCE, NSIM_ALGO_TREE,
                                   NSIM_PROTO_SIMPLE, 256u << 20);
     CU_ASSERT_DOUBLE_EQUAL(us, 92.4 + 268435456.0 / (1000 * 165.6 * 0.9),
