@@ -401,7 +401,10 @@ int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
                         nsim_topo_device(t, b)->name);
     *conn = (nsim_plan_conn){c, from, to, NSIM_TRANSPORT_P2P, r->type,
                              UINT32_MAX, UINT32_MAX, 0};
-    if (nsim_topo_device(t, a)->host == nsim_topo_device(t, b)->host)
+    /* same host, or one NVLink domain across hosts (MNNVL, nccl 6.1:
+     * P2P/MNNVL): the GPUs store into each other */
+    if (nsim_topo_device(t, a)->host == nsim_topo_device(t, b)->host ||
+        r->type <= NSIM_PATH_NVB)
         return NSIM_OK;
     conn->transport = NSIM_TRANSPORT_NET;
     conn->nqps = req->qps_per_conn;
