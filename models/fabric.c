@@ -158,6 +158,11 @@ static uint64_t wire_bytes(const nsim_params *pr, nsim_wire w,
         *reverse = n * pr->nvlink_response_bytes;
         return b + n * pr->nvlink_header_bytes;
     case NSIM_WIRE_PCIE:
+        if (p->hdr_flags & NSIM_PIECE_READ) {
+            uint64_t rcb = pr->pcie_read_completion_bytes;
+            n = (b + rcb - 1) / rcb;
+            return b + (n ? n : 1) * pr->pcie_cpl_overhead_bytes;
+        }
         n = (b + pr->pcie_mps_bytes - 1) / pr->pcie_mps_bytes;
         if (n == 0)
             n = 1;

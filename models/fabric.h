@@ -57,6 +57,7 @@ struct nsim_piece {
 #define NSIM_PIECE_FIRST 1u
 #define NSIM_PIECE_LAST 2u
 #define NSIM_PIECE_ACK 4u
+#define NSIM_PIECE_READ 8u /* PCIe: read completions, not posted writes */
 
 typedef struct nsim_server_stats {
     uint64_t bytes;      /* payload carried */

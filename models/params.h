@@ -30,6 +30,7 @@ typedef struct nsim_params {
     uint64_t pcie_mps_bytes;
     uint64_t pcie_tlp_overhead_bytes;
     uint64_t pcie_cpl_overhead_bytes;
+    uint64_t pcie_read_completion_bytes;
     /* granularity at which NVLink and PCIe streams are simulated */
     uint64_t stream_chunk_bytes;
     /* GPU: a channel's thread block streams at the per-SM share of HBM */

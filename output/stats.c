@@ -249,10 +249,14 @@ void nsim_debug_plan(FILE *f, const nsim_topo *t, const nsim_plan *p)
         const nsim_device *dt = nsim_topo_device(t, nsim_topo_rank_device(t, c->to));
         int lf = c->from % (p->nranks / (p->nhosts ? p->nhosts : 1));
         int lt = c->to % (p->nranks / (p->nhosts ? p->nhosts : 1));
-        if (c->transport == NSIM_TRANSPORT_P2P) {
-            fprintf(f, "%s Channel %02u/0 : %u[%d] -> %u[%d] via P2P/CUMEM "
+        if (c->transport != NSIM_TRANSPORT_NET) {
+            const char *via = c->transport == NSIM_TRANSPORT_P2P ? "P2P/CUMEM"
+                              : c->transport == NSIM_TRANSPORT_SHM
+                                  ? "SHM/direct"
+                                  : "NVLS";
+            fprintf(f, "%s Channel %02u/0 : %u[%d] -> %u[%d] via %s "
                        "(%s, %s)\n",
-                    pre, c->channel, c->from, lf, c->to, lt,
+                    pre, c->channel, c->from, lf, c->to, lt, via,
                     nsim_path_type_name(c->path), df->name);
             continue;
         }

@@ -24,7 +24,8 @@ published() {
 
 # scenario for a dataset: echo "scenario-file [extra options]"
 # 02-06: single-node H100, no NCCL_* overrides, double (index.json);
-# 15, 16: NCCL_ALGO=RING, float; 07: 10 DGX H100 nodes, rail fat tree.
+# 15, 16: NCCL_ALGO=RING, float; 07: 10 DGX H100 nodes, rail fat tree;
+# 23: two RTX 2080 Ti without P2P (SHM), float.
 scenario_for() {
     sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
         scenarios/dgx-h100-allreduce.json |
@@ -38,6 +39,9 @@ scenario_for() {
     04) echo "$tmp/auto.json -d double --collective reduce_scatter_perf" ;;
     05) echo "$tmp/auto.json -d double --collective alltoall_perf" ;;
     06) echo "$tmp/auto.json -d double --collective sendrecv_perf" ;;
+    23) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/scenarios/pcie-2gpu-nop2p.topo.json#" \
+            "$tmp/auto.json" > "$tmp/nop2p.json"
+        echo "$tmp/nop2p.json" ;;
     07) ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
             --fabric rail-fat-tree -o "$tmp/h100x10.topo.json" >/dev/null
         sed "s#dgx-h100-2node.topo.json#$tmp/h100x10.topo.json#" \
@@ -78,4 +82,4 @@ compare() {
                 (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }'
 }
 
-for id in ${*:-15 16 02 03 04 05 06 07}; do compare "$id"; done
+for id in ${*:-15 16 02 03 04 05 06 23 07}; do compare "$id"; done

@@ -25,6 +25,8 @@ typedef struct p2p_conn {
     uint32_t *path;        /* [sm server] + route links */
     uint32_t nhops;
     nsim_time credit_lat;  /* head store back to the sender */
+    int shm;               /* staged through host memory */
+    uint32_t *read_path, nread; /* SHM: host memory -> receiving GPU */
     uint64_t sent, arrived;
     uint32_t pieces_left[MAX_INFLIGHT];
 } p2p_conn;
@@ -39,6 +41,30 @@ static int p2p_init(const nsim_xport_env *env, void **shared, nsim_err *err)
 
 static void p2p_fini(void *shared) { (void)shared; }
 
+/* SHM: the sender writes into host memory next to its CPU, the receiver
+ * reads it from there (nccl 6.2); the write is the send path, the read a
+ * second path. */
+static int shm_paths(p2p_conn *c, nsim_topo *t, uint32_t a, uint32_t b,
+                     const nsim_route **wr, nsim_err *err)
+{
+    uint32_t cpu;
+    const nsim_route *rr;
+    if (nsim_topo_nearest(t, a, NSIM_DEV_CPU, &cpu) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "SHM: gpu \"%s\" has no CPU to stage through",
+                        nsim_topo_device(t, a)->name);
+    NSIM_TRY(nsim_topo_route(t, a, cpu, wr, err));
+    NSIM_TRY(nsim_topo_route(t, cpu, b, &rr, err));
+    c->read_path = malloc((rr->hops + 1) * sizeof *c->read_path);
+    if (c->read_path == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
+    for (uint32_t h = 0; h < rr->hops; h++)
+        c->read_path[h] = nsim_fabric_link_server(rr->links[h]);
+    c->nread = rr->hops;
+    c->credit_lat = rr->lat_ps;
+    return NSIM_OK;
+}
+
 static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
                      void **state, nsim_err *err)
 {
@@ -47,9 +73,24 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     uint32_t a = nsim_topo_rank_device(env->topo, pc->from);
     uint32_t b = nsim_topo_rank_device(env->topo, pc->to);
     const nsim_route *r;
-    NSIM_TRY(nsim_topo_route(env->topo, a, b, &r, err));
-    p2p_conn *c = calloc(1, sizeof *c);
+    p2p_conn *sc = NULL;
+    if (pc->transport == NSIM_TRANSPORT_SHM) {
+        sc = calloc(1, sizeof *sc);
+        if (sc == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
+        sc->shm = 1;
+        if (shm_paths(sc, env->topo, a, b, &r, err) != NSIM_OK) {
+            free(sc->read_path);
+            free(sc);
+            return err ? err->code : NSIM_ECONFIG;
+        }
+    } else {
+        NSIM_TRY(nsim_topo_route(env->topo, a, b, &r, err));
+    }
+    p2p_conn *c = sc != NULL ? sc : calloc(1, sizeof *c);
     if (c == NULL || (c->path = malloc((r->hops + 1) * sizeof *c->path)) == NULL) {
+        if (c != NULL)
+            free(c->read_path);
         free(c);
         return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
     }
@@ -61,7 +102,7 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     for (uint32_t h = 0; h < r->hops; h++)
         c->path[h + 1] = nsim_fabric_link_server(links[h]);
     c->nhops = r->hops + 1;
-    c->credit_lat = r->lat_ps;
+    c->credit_lat += r->lat_ps;
     *state = c;
     return NSIM_OK;
 }
@@ -71,6 +112,7 @@ static void p2p_teardown(void *state)
     p2p_conn *c = state;
     if (c == NULL)
         return;
+    free(c->read_path);
     free(c->path);
     free(c);
 }
@@ -79,7 +121,19 @@ static void on_piece(nsim_sim *sim, nsim_piece *p)
 {
     p2p_conn *c = p->ctx;
     uint32_t slot = (uint32_t)(p->tag % MAX_INFLIGHT);
-    (void)sim;
+    if (c->shm && !(p->hdr_flags & NSIM_PIECE_READ)) {
+        /* in host memory: the receiver reads it over PCIe */
+        nsim_piece *rd;
+        if (nsim_fabric_piece(c->env->fab, &rd) != NSIM_OK) {
+            nsim_sim_fail(sim, NSIM_ENOMEM, "p2p: out of memory");
+            return;
+        }
+        *rd = (nsim_piece){c->read_path, c->nread, 0, p->bytes,
+                           NSIM_PIECE_READ, on_piece, c, p->tag, 0, NULL};
+        if (nsim_fabric_send(c->env->fab, rd) != NSIM_OK)
+            nsim_sim_fail(sim, NSIM_ENOMEM, "p2p: out of memory");
+        return;
+    }
     if (--c->pieces_left[slot] != 0)
         return;
     /* slices land in order: the path is FIFO end to end */

@@ -313,7 +313,8 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
     for (uint32_t i = 0; i < p->nconns; i++) {
         conn_rt *c = &ex->conns[i];
         const nsim_plan_conn *pc = &p->conns[i];
-        int k = (int)pc->transport; /* P2P 0, NET 1, NVLS 2 */
+        /* P2P 0, NET 1, NVLS 2; SHM is the P2P model through host memory */
+        int k = pc->transport == NSIM_TRANSPORT_SHM ? 0 : (int)pc->transport;
         if (!ex->inited[k]) {
             NSIM_TRY(transports[k]->init(&ex->env, &ex->shared[k], err));
             ex->inited[k] = 1;

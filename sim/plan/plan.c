@@ -46,8 +46,9 @@ const char *nsim_algo_name(nsim_algo a)
 }
 const char *nsim_transport_name(nsim_transport t)
 {
-    return t == NSIM_TRANSPORT_P2P ? "P2P"
+    return t == NSIM_TRANSPORT_P2P   ? "P2P"
            : t == NSIM_TRANSPORT_NET ? "NET"
+           : t == NSIM_TRANSPORT_SHM ? "SHM"
                                      : "NVLS";
 }
 
@@ -401,11 +402,18 @@ int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
                         nsim_topo_device(t, b)->name);
     *conn = (nsim_plan_conn){c, from, to, NSIM_TRANSPORT_P2P, r->type,
                              UINT32_MAX, UINT32_MAX, 0};
-    /* same host, or one NVLink domain across hosts (MNNVL, nccl 6.1:
-     * P2P/MNNVL): the GPUs store into each other */
-    if (nsim_topo_device(t, a)->host == nsim_topo_device(t, b)->host ||
-        r->type <= NSIM_PATH_NVB)
+    /* one NVLink domain across hosts (MNNVL, nccl 6.1: P2P/MNNVL): the
+     * GPUs store into each other */
+    if (r->type <= NSIM_PATH_NVB)
         return NSIM_OK;
+    /* same host: P2P up to NCCL's default P2P level PXB, when both GPUs
+     * support it; otherwise SHM through host memory (nccl 6.1, 6.2) */
+    if (nsim_topo_device(t, a)->host == nsim_topo_device(t, b)->host) {
+        if (r->type > NSIM_PATH_PXB || nsim_topo_device(t, a)->no_p2p ||
+            nsim_topo_device(t, b)->no_p2p)
+            conn->transport = NSIM_TRANSPORT_SHM;
+        return NSIM_OK;
+    }
     conn->transport = NSIM_TRANSPORT_NET;
     conn->nqps = req->qps_per_conn;
     if (req->graph != NULL && graph_nics(t, req, c, a, b, conn) == NSIM_OK)

@@ -53,6 +53,7 @@ typedef enum nsim_transport {
     NSIM_TRANSPORT_P2P, /* GPU stores over NVLink or PCIe */
     NSIM_TRANSPORT_NET, /* proxy + NIC (IB verbs) */
     NSIM_TRANSPORT_NVLS, /* NVLink SHARP: to / from the NVSwitch */
+    NSIM_TRANSPORT_SHM, /* through host memory (P2P not allowed) */
 } nsim_transport;
 
 typedef enum nsim_channel_mode {

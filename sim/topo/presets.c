@@ -30,6 +30,7 @@ typedef struct board {
     double sys_bw;           /* between two of them (nccl 1.3) */
     int two_level;           /* root switch -> 2 switches of GPU+NIC */
     uint32_t nvl_hosts;      /* hosts per NVLink domain */
+    int no_p2p;              /* GPUs without peer-to-peer (GeForce) */
 } board;
 
 struct nsim_preset {
@@ -69,6 +70,7 @@ static int gpu(nsim_topo *t, const board *b, int32_t host, uint32_t k,
     d.host = host;
     d.rank = (int32_t)rank;
     d.rail = -1;
+    d.no_p2p = (uint32_t)b->no_p2p;
     return nsim_topo_add_device(t, &d, out, err);
 }
 
@@ -253,7 +255,7 @@ static const nsim_preset presets[] = {
      "2.1), one switch per socket, sockets at NCCL's SRP 22 GB/s "
      "(nccl 1.3); L40S class as in hwdata file 27"},
     {"pcie-2gpu-nop2p", add_pcie,
-     {"rtx2080ti", "", 2, 0, 0, 0.985 * GB, 0, 0, 1, 0, 0, 1},
+     {"rtx2080ti", "", 2, 0, 0, 0.985 * GB, 0, 0, 1, 0, 0, 1, 1},
      "2 GeForce RTX 2080 Ti under one PCIe Gen3 switch (0.985 GB/s per "
      "lane x16, hw 2.1), PIX between them as nvidia-smi reports, but GPU "
      "peer-to-peer is not supported on GeForce, so NCCL stages through "

@@ -708,3 +708,24 @@ int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
     *out = t->routes[slot].route;
     return NSIM_OK;
 }
+
+int nsim_topo_nearest(nsim_topo *t, uint32_t dev, nsim_dev_type type,
+                      uint32_t *out)
+{
+    uint32_t best = UINT32_MAX, best_hops = UINT32_MAX;
+    int32_t host = t->devs[dev].host;
+    for (uint32_t d = 0; d < t->ndevs; d++) {
+        const nsim_route *r;
+        if (t->devs[d].type != type || t->devs[d].host != host ||
+            nsim_topo_route(t, dev, d, &r, NULL) != NSIM_OK)
+            continue;
+        if (r->hops < best_hops) {
+            best = d;
+            best_hops = r->hops;
+        }
+    }
+    if (best == UINT32_MAX)
+        return NSIM_ENOENT;
+    *out = best;
+    return NSIM_OK;
+}

@@ -83,6 +83,8 @@ typedef struct nsim_device {
     int32_t rank;  /* GPU: its rank (>= 0); -1 elsewhere or "assign" */
     char gen[16];  /* GPU: "h100", "a100", ...; NIC: model, "cx7" */
     uint32_t sm;   /* GPU: compute capability x10 (derived from gen) */
+    uint32_t no_p2p; /* GPU: peer-to-peer unsupported (GeForce-class):
+                      * NCCL stages through host memory (SHM) */
     uint32_t nvls; /* NVSwitch: NVLink SHARP capable */
     /* NIC */
     uint32_t nic_ports;
@@ -168,6 +170,11 @@ uint32_t nsim_topo_nranks(const nsim_topo *t);
 uint32_t nsim_topo_nhosts(const nsim_topo *t);
 /* Device index of the GPU with this rank. */
 uint32_t nsim_topo_rank_device(const nsim_topo *t, uint32_t rank);
+
+/* The device of type `type` on dev's host with the fewest-hop route from
+ * dev (ties: the lowest index). NSIM_ENOENT if there is none. */
+int nsim_topo_nearest(nsim_topo *t, uint32_t dev, nsim_dev_type type,
+                      uint32_t *out);
 
 /* The route src -> dst (cached; valid until the topology is destroyed).
  * NSIM_ENOENT with a message when dst cannot be reached. */

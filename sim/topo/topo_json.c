@@ -17,7 +17,7 @@
 static const char *const top_keys[] = {"format", "version", "name",
                                        "comment", "devices", "links", NULL};
 static const char *const dev_keys[] = {
-    "id",   "type",  "host", "rank",   "gen",        "sm",   "nvls",
+    "id",   "type",  "host", "rank",   "gen",        "sm",   "nvls", "p2p",
     "ports", "speed", "mtu", "gdr",    "link_layer", "rail", "radix",
     "latency", "comment", NULL};
 static const char *const link_keys[] = {"a",     "b",       "type",
@@ -43,6 +43,9 @@ static int read_gpu(const nsim_jctx *c, const cJSON *o, const char *p,
     v = -1;
     NSIM_TRY(nsim_jget_int(c, o, p, "rank", 0, 0, 1 << 24, &v));
     d->rank = (int32_t)v;
+    int p2p = 1;
+    NSIM_TRY(nsim_jget_bool(c, o, p, "p2p", 0, &p2p));
+    d->no_p2p = !p2p;
     return NSIM_OK;
 }
 
@@ -89,6 +92,7 @@ static int check_type_fields(const nsim_jctx *c, const cJSON *o,
         uint32_t types; /* bit per nsim_dev_type */
     } owner[] = {
         {"rank", 1u << NSIM_DEV_GPU},       {"sm", 1u << NSIM_DEV_GPU},
+        {"p2p", 1u << NSIM_DEV_GPU},
         {"nvls", 1u << NSIM_DEV_NVSWITCH},  {"ports", 1u << NSIM_DEV_NIC},
         {"speed", 1u << NSIM_DEV_NIC},      {"mtu", 1u << NSIM_DEV_NIC},
         {"gdr", 1u << NSIM_DEV_NIC},        {"link_layer", 1u << NSIM_DEV_NIC},
@@ -306,6 +310,8 @@ static int write_device(cJSON *arr, const nsim_device *d)
     case NSIM_DEV_GPU:
         ok = ok && add_str(o, "gen", d->gen) && add_num(o, "sm", d->sm) &&
              add_num(o, "rank", d->rank);
+        if (ok && d->no_p2p)
+            ok = cJSON_AddBoolToObject(o, "p2p", 0) != NULL;
         break;
     case NSIM_DEV_NIC:
         nsim_units_format_bw(d->port_bw, buf, sizeof buf);

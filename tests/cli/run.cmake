@@ -185,3 +185,8 @@ nsim_expect(cli.plan.graph_dump_1host 0
 nsim_expect(cli.plan.graph_dump_2host 0
             CMD ${NCCLSIM} plan ${S}/dgx-h100-2node-allreduce.json --graph-dump
             OUT "nChannels 8, .*\n +0 : NET/")
+# GPUs without P2P talk through host memory (SHM)
+nsim_expect(cli.run.shm 0
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/nop2p-allreduce.json --debug
+                --stats
+            OUT "Channel 00/0 : 0\\[0\\] -> 1\\[1\\] via SHM/direct.*ch +0 +0 -> 1 +SHM ")

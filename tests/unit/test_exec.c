@@ -488,7 +488,37 @@ static void test_ports_and_flush(void)
     nsim_topo_destroy(t);
 }
 
+/* GPUs without P2P (GeForce-class) stage through host memory (SHM):
+ * the data crosses the CPU's PCIe link twice, the second time as read
+ * completions, so busbw falls below the P2P figure on the same wires. */
+static void test_shm_without_p2p(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "pcie-2gpu-nop2p.topo.json", &t, &err));
+    nsim_plan *p = NULL;
+    nsim_plan_req q = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, NSIM_PROTO_SIMPLE,
+                       64u << 20, 4, 2, 1, 4u << 20, NSIM_CHANNEL_DEDICATED};
+    NSIM_ASSERT_OK(nsim_plan_build(t, &q, &p, &err));
+    for (uint32_t i = 0; i < p->nconns; i++)
+        CU_ASSERT_EQUAL(p->conns[i].transport, NSIM_TRANSPORT_SHM);
+    nsim_plan_destroy(p);
+    uint64_t moved = 0;
+    double shm = busbw(t, &prm, 64u << 20, 2, 1, &moved);
+    CU_ASSERT_EQUAL(moved, 2 * 1 * (64u << 20)); /* 2(n-1) x S, n = 2 */
+    nsim_topo_destroy(t);
+    /* the same box with P2P allowed */
+    NSIM_ASSERT_OK(nsim_topo_load(NSIM_TEST_DATA "/pcie-2gpu-p2p.topo.json", &t,
+                                  &err));
+    double p2p = busbw(t, &prm, 64u << 20, 2, 1, NULL);
+    CU_ASSERT(shm > 0 && p2p > 1.5 * shm);
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_exec[] = {
+    {"GPUs without P2P go through host memory", test_shm_without_p2p},
     {"dual-port NICs and the GDR flush read", test_ports_and_flush},
     {"failover: every byte delivered exactly once",
      test_failover_exactly_once},
