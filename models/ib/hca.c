@@ -140,6 +140,7 @@ struct nsim_qp {
     uint32_t *rread_path, nrread;   /* remote memory -> remote NIC */
     uint32_t *lwrite_path, nlwrite; /* local NIC -> local memory */
     nsim_time read_delay, rread_delay;
+    uint32_t local_mem; /* device holding the buffers it reads */
     uint32_t mtu, mtu_attr;
     int in_ready;
     nsim_qp_counters st;
@@ -536,6 +537,7 @@ static int setup_paths(nsim_qp *qp, nsim_qp *remote, uint32_t local_mem,
     NSIM_TRY(copy_route(t, h->dev, local_mem, 0, &qp->lwrite_path,
                         &qp->nlwrite, err));
     NSIM_TRY(read_delay(h, local_mem, &qp->read_delay, err));
+    qp->local_mem = local_mem;
     NSIM_TRY(read_delay(rh, remote_mem, &qp->rread_delay, err));
     qp->remote = remote;
     return NSIM_OK;
@@ -952,8 +954,9 @@ static void on_read_done(nsim_sim *sim, nsim_piece *p)
             oom(h);
             return;
         }
-        *w = (nsim_piece){q->net_path, q->nnet, 0, p->bytes, p->hdr_flags,
-                          on_wire_done, q, p->tag, 0, NULL};
+        *w = (nsim_piece){q->net_path, q->nnet, 0, p->bytes,
+                          p->hdr_flags & ~NSIM_PIECE_READ, on_wire_done, q,
+                          p->tag, 0, NULL};
         h->st.packets_tx++;
         h->st.bytes_tx += p->bytes;
         if (nsim_fabric_send(h->fab, w) != NSIM_OK)
@@ -1015,6 +1018,12 @@ static int send_packet(nsim_hca *h, nsim_qp *q)
         e->done_tx = 1;
         q->sq_next++;
     }
+    /* payload read from host memory comes back in RCB-sized completions
+     * (hardware-facts 2.2); GPU memory answers in MPS-sized ones, which the
+     * posted-write framing approximates */
+    uint32_t mem = e->lmr && !rd ? e->lmr->mem : q->local_mem;
+    if (nsim_topo_device(h->topo, mem)->type == NSIM_DEV_CPU)
+        flags |= NSIM_PIECE_READ;
     nsim_piece *p;
     NSIM_TRY(nsim_fabric_piece(h->fab, &p));
     /* a READ request passes the DMA pipe empty, to stay behind earlier
