@@ -252,6 +252,27 @@ int nsim_jcheck_keys(const nsim_jctx *c, const cJSON *obj, const char *path,
     return NSIM_OK;
 }
 
+int nsim_jcheck_header(const nsim_jctx *c, const cJSON *root,
+                       const char *format, int64_t version,
+                       const char *const *allowed)
+{
+    const char *fmt = NULL;
+    int64_t ver = 0;
+    if (!cJSON_IsObject(root))
+        return nsim_jfail(c, "", "", "expected an object");
+    NSIM_TRY(nsim_jget_string(c, root, "", "format", 1, &fmt));
+    if (strcmp(fmt, format) != 0)
+        return nsim_jfail(c, "", "format", "expected \"%s\", got \"%s\"",
+                          format, fmt);
+    NSIM_TRY(nsim_jcheck_keys(c, root, "", allowed));
+    NSIM_TRY(nsim_jget_int(c, root, "", "version", 1, 0, 1 << 20, &ver));
+    if (ver != version)
+        return nsim_jfail(c, "", "version",
+                          "this ncclsim reads version %lld, got %lld",
+                          (long long)version, (long long)ver);
+    return NSIM_OK;
+}
+
 int nsim_write_file_atomic(const char *path, const char *text, size_t len,
                            nsim_err *err)
 {

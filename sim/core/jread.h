@@ -62,6 +62,11 @@ NSIM_NODISCARD int nsim_jget_size(const nsim_jctx *c, const cJSON *obj,
 NSIM_NODISCARD int nsim_jcheck_keys(const nsim_jctx *c, const cJSON *obj,
                                     const char *path,
                                     const char *const *allowed);
+/* Checks a versioned file's top level: an object whose "format" is
+ * `format` and "version" is `version`, with only the allowed keys. */
+NSIM_NODISCARD int nsim_jcheck_header(const nsim_jctx *c, const cJSON *root,
+                                      const char *format, int64_t version,
+                                      const char *const *allowed);
 /* Formats an error at path.key. */
 int nsim_jfail(const nsim_jctx *c, const char *path, const char *key,
                const char *fmt, ...) NSIM_PRINTF(4, 5);

@@ -330,20 +330,9 @@ static int read_params(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
 
 static int read_header(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
 {
-    const char *fmt = NULL, *name = NULL;
-    int64_t ver = 0;
-    if (!cJSON_IsObject(root))
-        return nsim_jfail(c, "", "", "expected an object");
-    NSIM_TRY(nsim_jget_string(c, root, "", "format", 1, &fmt));
-    if (strcmp(fmt, NSIM_SCENARIO_FORMAT) != 0)
-        return nsim_jfail(c, "", "format", "expected \"%s\", got \"%s\"",
-                          NSIM_SCENARIO_FORMAT, fmt);
-    NSIM_TRY(nsim_jcheck_keys(c, root, "", top_keys));
-    NSIM_TRY(nsim_jget_int(c, root, "", "version", 1, 0, 1 << 20, &ver));
-    if (ver != NSIM_SCENARIO_VERSION)
-        return nsim_jfail(c, "", "version",
-                          "this ncclsim reads version %d, got %lld",
-                          NSIM_SCENARIO_VERSION, (long long)ver);
+    const char *name = NULL;
+    NSIM_TRY(nsim_jcheck_header(c, root, NSIM_SCENARIO_FORMAT,
+                                NSIM_SCENARIO_VERSION, top_keys));
     NSIM_TRY(nsim_jget_string(c, root, "", "name", 0, &name));
     snprintf(s->name, sizeof s->name, "%s", name ? name : "");
     return NSIM_OK;

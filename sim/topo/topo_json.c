@@ -206,20 +206,8 @@ static int read_array(const nsim_jctx *c, const cJSON *root, const char *key,
 static int read_header(const nsim_jctx *c, const cJSON *root,
                        const char **name)
 {
-    const char *format = NULL;
-    int64_t version = 0;
-    if (!cJSON_IsObject(root))
-        return nsim_jfail(c, "", "", "expected an object");
-    NSIM_TRY(nsim_jget_string(c, root, "", "format", 1, &format));
-    if (strcmp(format, NSIM_TOPO_FORMAT) != 0)
-        return nsim_jfail(c, "", "format", "expected \"%s\", got \"%s\"",
-                          NSIM_TOPO_FORMAT, format);
-    NSIM_TRY(nsim_jcheck_keys(c, root, "", top_keys));
-    NSIM_TRY(nsim_jget_int(c, root, "", "version", 1, 0, 1 << 20, &version));
-    if (version != NSIM_TOPO_VERSION)
-        return nsim_jfail(c, "", "version",
-                          "this ncclsim reads version %d, got %lld",
-                          NSIM_TOPO_VERSION, (long long)version);
+    NSIM_TRY(nsim_jcheck_header(c, root, NSIM_TOPO_FORMAT, NSIM_TOPO_VERSION,
+                                top_keys));
     return nsim_jget_string(c, root, "", "name", 0, name);
 }
 
