@@ -259,12 +259,16 @@ int nsim_tune_check(nsim_topo *t, nsim_coll c, nsim_algo a, nsim_proto p,
                         "algorithm NVLS runs the Simple protocol only, not "
                         "%s (nccl-internals 4.3)",
                         nsim_proto_name(p));
-    if (a == NSIM_ALGO_NVLSTREE && (g.sm < 90 || !g.nvswitch_nvls))
+    if (a == NSIM_ALGO_NVLSTREE && g.sm < 90)
         return NSIM_ERR(err, NSIM_ECONFIG,
-                        "algorithm NVLSTree needs sm >= 90 GPUs and an "
-                        "NVLS-capable NVSwitch on every host (lowest sm "
+                        "algorithm NVLSTree needs sm >= 90 GPUs (lowest sm "
                         "here %u; nccl-internals 2.1, 6.3)",
                         g.sm);
+    if (a == NSIM_ALGO_NVLSTREE && !g.nvswitch_nvls)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm NVLSTree needs an NVSwitch with "
+                        "\"nvls\": true on every host (nccl-internals 2.1, "
+                        "6.3)");
     if (a == NSIM_ALGO_NVLSTREE && g.nhosts < 2)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "algorithm NVLSTree needs more than one host; one "
