@@ -26,3 +26,7 @@ nsim_expect(cli.nvlstree.sm80_refused 1
                 --json nvlstree_a100.json
             ERR "^ncclsim: [^\n]*NVLSTree needs sm >= 90 GPUs[^\n]*\n$"
             NO_FILE nvlstree_a100.json)
+nsim_expect(cli.nvlstree.debug 0
+            CMD ${NCCLSIM} run ${NT_S}/dgx-h100-2node-allreduce.json
+                --algo NVLSTree -b 1M -e 1M --debug
+            OUT "Channel 08/0 : 0\\[0\\] <- NVLS reduced \\(h0.gpu0\\)\n")
