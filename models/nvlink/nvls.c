@@ -19,8 +19,10 @@
  * chunk goes down to its head only (connection NSIM_NVLS_REDUCED), the
  * head's thread block takes it through the tree between hosts (NET),
  * and stores the final chunk back (NSIM_NVLS_STORE: the head's up
- * link), which the switch multicasts as above; the store's slot returns
- * with the scatterers'.
+ * link), which the switch multicasts as above. Two slot rings, as
+ * NCCL's NVLS buffers: the scatterers' slot returns once the head has
+ * taken the reduced chunk; the down side has 8 slots per head, each
+ * returning to the head's store once every GPU has gathered it.
  * Does not model: a reduction rate inside the switch (not published,
  * hardware-facts 1.4/1.5: assumed to keep up with the ports).
  * Units: ps, bytes. Workload: (2 + nGPUs) pieces per chunk and 64 KiB.
@@ -42,9 +44,9 @@ typedef struct nvls_conn {
     uint32_t pieces_left[SLOTS];
     /* down: chunks reported visible, and chunks landed out of order (a
      * later chunk's multicast can overtake: NVLSTree's heads finish
-     * their trees at different times) */
+     * their trees at different times); win entries */
     uint64_t delivered;
-    uint8_t landed[SLOTS];
+    uint8_t *landed;
 } nvls_conn;
 
 struct nvls_group {
@@ -54,9 +56,19 @@ struct nvls_group {
     nvls_conn **red, **store; /* NVLSTree, per head; else NULL entries */
     uint32_t *to_gpu;        /* per rank: switch -> GPU link server */
     uint32_t *head_path;     /* per rank: [switch -> GPU, GPU -> switch] */
-    uint32_t contrib[SLOTS], gathered[SLOTS];
+    uint32_t contrib[SLOTS];
     uint64_t bytes[SLOTS], seq[SLOTS];
-    uint32_t *mc_left;       /* SLOTS x n: multicast pieces to land */
+    /* the down side: win slots (NVLS: the up side's SLOTS; NVLSTree:
+     * SLOTS per head, slot head x SLOTS + j mod SLOTS for the head's
+     * j-th chunk, as NCCL's per-head NVLS buffers) */
+    uint32_t win;
+    uint32_t *gathered;      /* win */
+    uint32_t *mc_left;       /* win x n: multicast pieces to land */
+    /* NVLSTree: the up side's slots return when the head has taken the
+     * reduced chunk, in scatter order */
+    int tree;
+    uint8_t up_freed[SLOTS];
+    uint64_t up_next;
     nsim_time credit_lat;
 };
 
@@ -92,15 +104,18 @@ static int group_init(nvls_group *g, const nsim_xport_env *env,
     g->env = env;
     g->n = n;
     g->heads = env->plan->nvls_heads;
+    g->tree = env->plan->req.algo == NSIM_ALGO_NVLSTREE;
+    g->win = g->tree ? SLOTS * g->heads : SLOTS;
+    g->gathered = calloc(g->win, sizeof *g->gathered);
     g->up = calloc(n, sizeof *g->up);
     g->down = calloc(n, sizeof *g->down);
     g->red = calloc(n, sizeof *g->red);
     g->store = calloc(n, sizeof *g->store);
     g->to_gpu = calloc(n, sizeof *g->to_gpu);
     g->head_path = calloc(2 * (size_t)n, sizeof *g->head_path);
-    g->mc_left = calloc((size_t)SLOTS * n, sizeof *g->mc_left);
+    g->mc_left = calloc((size_t)g->win * n, sizeof *g->mc_left);
     if (!g->up || !g->down || !g->to_gpu || !g->head_path || !g->mc_left ||
-        !g->red || !g->store)
+        !g->red || !g->store || !g->gathered)
         return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
     for (uint32_t r = 0; r < n; r++) {
         uint32_t gpu = nsim_topo_rank_device(env->topo, ranks[r]), up = 0;
@@ -126,6 +141,7 @@ static void group_fini(nvls_group *g)
     free(g->to_gpu);
     free(g->head_path);
     free(g->mc_left);
+    free(g->gathered);
 }
 
 /* Hosts in order of their first rank; each rank's index in its host. */
@@ -223,12 +239,22 @@ static int nvls_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
         c->g->up[c->rank] = c;
     } else {
         c->g->down[c->rank] = c;
+        if ((c->landed = calloc(c->g->win, 1)) == NULL) {
+            free(c);
+            return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
+        }
     }
     *state = c;
     return NSIM_OK;
 }
 
-static void nvls_teardown(void *state) { free(state); }
+static void nvls_teardown(void *state)
+{
+    nvls_conn *c = state;
+    if (c != NULL)
+        free(c->landed);
+    free(c);
+}
 
 static int send_pieces(nvls_group *g, const uint32_t *path, uint32_t nhops,
                        uint64_t bytes, nsim_piece_fn *done, void *ctx,
@@ -262,9 +288,10 @@ static void on_multicast(nsim_sim *sim, nsim_piece *p)
     if (--g->mc_left[slot * g->n + r] != 0)
         return;
     nvls_conn *d = g->down[r];
-    d->landed[slot] = 1;
-    while (d->landed[d->delivered % SLOTS]) {
-        d->landed[d->delivered++ % SLOTS] = 0;
+    /* NVLSTree: slot h x SLOTS + (j mod SLOTS) holds chunk j x H + h */
+    d->landed[g->tree ? slot % SLOTS * g->heads + slot / SLOTS : slot] = 1;
+    while (d->landed[d->delivered % g->win]) {
+        d->landed[d->delivered++ % g->win] = 0;
         g->env->arrived(g->env->exec, d->conn);
     }
 }
@@ -299,13 +326,14 @@ static int reduce(nvls_group *g, uint32_t slot)
 {
     uint32_t head = (uint32_t)(g->seq[slot] % g->heads), np;
     uint64_t chunk = g->env->params->stream_chunk_bytes, b = g->bytes[slot];
+    if (g->tree) {
+        nvls_conn *red = g->red[head];
+        return send_pieces(g, &g->to_gpu[head], 1, b, on_reduced, red, slot,
+                           &red->pieces_left[slot]);
+    }
     np = b == 0 ? 1 : (uint32_t)((b + chunk - 1) / chunk);
     for (uint32_t r = 0; r < g->n; r++)
         g->mc_left[slot * g->n + r] = np;
-    nvls_conn *red = g->red[head];
-    if (red != NULL)
-        return send_pieces(g, &g->to_gpu[head], 1, b, on_reduced, red, slot,
-                           &red->pieces_left[slot]);
     return send_pieces(g, &g->head_path[2 * head], 2, b, on_head_store, g,
                        slot, NULL);
 }
@@ -330,10 +358,15 @@ static int nvls_send(void *state, uint32_t sm_server, uint64_t bytes,
     uint32_t slot = (uint32_t)(seq % SLOTS);
     c->path[0] = sm_server;
     if (c->role == NSIM_NVLS_STORE) {
-        /* NVLSTree: the head's j-th chunk is chunk j x heads + head */
-        slot = (uint32_t)((seq * c->g->heads + c->rank) % SLOTS);
-        NSIM_TRY(send_pieces(c->g, c->path, 2, bytes, on_head_store, c->g,
-                             slot, NULL));
+        /* NVLSTree: the head's j-th chunk goes to its down slot */
+        nvls_group *g = c->g;
+        uint64_t chunk = g->env->params->stream_chunk_bytes;
+        uint32_t np = bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
+        slot = c->rank * SLOTS + (uint32_t)(seq % SLOTS);
+        for (uint32_t r = 0; r < g->n; r++)
+            g->mc_left[slot * g->n + r] = np;
+        NSIM_TRY(send_pieces(g, c->path, 2, bytes, on_head_store, g, slot,
+                             NULL));
         *sm_done = nsim_fabric_free_at(c->g->env->fab, sm_server);
         return NSIM_OK;
     }
@@ -350,8 +383,45 @@ static void on_credit(nsim_sim *sim, nsim_event *ev)
     (void)sim;
     for (uint32_t r = 0; r < g->n; r++)
         g->env->credit(g->env->exec, g->up[r]->conn);
-    if (ev->arg.u64 != 0) /* NVLSTree: the store of head arg - 1 */
-        g->env->credit(g->env->exec, g->store[ev->arg.u64 - 1]->conn);
+}
+
+/* NVLSTree: every GPU has gathered a chunk of head arg. */
+static void on_store_credit(nsim_sim *sim, nsim_event *ev)
+{
+    nvls_group *g = ev->target;
+    (void)sim;
+    g->env->credit(g->env->exec, g->store[ev->arg.u64]->conn);
+}
+
+/* NVLSTree: the head has taken its j-th reduced chunk (chunk j x H + h)
+ * from the switch: its up slot is free; slots return in scatter order. */
+static int red_consumed(nvls_conn *c)
+{
+    nvls_group *g = c->g;
+    uint32_t slot = (uint32_t)((c->consumed++ * g->heads + c->rank) % SLOTS);
+    g->contrib[slot] = 0;
+    g->up_freed[slot] = 1;
+    while (g->up_freed[g->up_next % SLOTS]) {
+        g->up_freed[g->up_next++ % SLOTS] = 0;
+        NSIM_TRY(nsim_sim_schedule(g->env->sim, g->credit_lat, on_credit, g,
+                                   0, 0, NULL));
+    }
+    return NSIM_OK;
+}
+
+/* NVLSTree: a GPU has gathered chunk k (head k mod H); once every GPU
+ * has, the head's down slot returns to its store. */
+static int tree_gathered(nvls_conn *c)
+{
+    nvls_group *g = c->g;
+    uint64_t k = c->consumed++;
+    uint32_t h = (uint32_t)(k % g->heads);
+    uint32_t slot = h * SLOTS + (uint32_t)(k / g->heads % SLOTS);
+    if (++g->gathered[slot] < g->n)
+        return NSIM_OK;
+    g->gathered[slot] = 0;
+    return nsim_sim_schedule(g->env->sim, g->credit_lat, on_store_credit, g,
+                             0, h, NULL);
 }
 
 /* A GPU has gathered the oldest reduced chunk; once all have, the slot
@@ -361,16 +431,16 @@ static int nvls_consumed(void *state)
     nvls_conn *c = state;
     nvls_group *g = c->g;
     if (c->role == NSIM_NVLS_REDUCED)
-        return NSIM_OK; /* the slot returns once every GPU has gathered */
+        return red_consumed(c);
+    if (g->tree)
+        return tree_gathered(c);
     uint32_t slot = (uint32_t)(c->consumed++ % SLOTS);
     if (++g->gathered[slot] < g->n)
         return NSIM_OK;
     g->gathered[slot] = 0;
     g->contrib[slot] = 0;
-    uint32_t head = (uint32_t)(g->seq[slot] % g->heads);
-    uint64_t store = g->store[head] != NULL ? head + 1 : 0;
-    return nsim_sim_schedule(g->env->sim, g->credit_lat, on_credit, g, 0,
-                             store, NULL);
+    return nsim_sim_schedule(g->env->sim, g->credit_lat, on_credit, g, 0, 0,
+                             NULL);
 }
 
 const nsim_transport_ops nsim_nvls_transport = {
