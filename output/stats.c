@@ -260,6 +260,14 @@ void nsim_debug_plan(FILE *f, const nsim_topo *t, const nsim_plan *p)
                     nsim_path_type_name(c->path), df->name);
             continue;
         }
+        if (c->transport == NSIM_TRANSPORT_NVLS) { /* to / from the switch */
+            static const char *const role[3] = {"", " reduced", " store"};
+            fprintf(f, "%s Channel %02u/0 : %u[%d] %s NVLS%s (%s)\n", pre,
+                    c->channel, c->from, lf,
+                    c->send_lane != UINT32_MAX ? "->" : "<-",
+                    role[c->nvls_role < 3 ? c->nvls_role : 0], df->name);
+            continue;
+        }
         const nsim_device *ns = nsim_topo_device(t, c->send_nic);
         const nsim_device *nr = nsim_topo_device(t, c->recv_nic);
         const char *gdr = ns->gdr && nr->gdr ? "/GDRDMA" : "";

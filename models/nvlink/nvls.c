@@ -15,8 +15,16 @@
  * direction for an S-byte AllReduce, against 2(n-1)/n S for a ring. The
  * chunk is visible to a GPU when its multicast copy has landed; a slot
  * returns to every scatter lane when every GPU has gathered the chunk.
+ * NVLSTree (several hosts): one group per channel and host; the reduced
+ * chunk goes down to its head only (connection NSIM_NVLS_REDUCED), the
+ * head's thread block takes it through the tree between hosts (NET),
+ * and stores the final chunk back (NSIM_NVLS_STORE: the head's up
+ * link), which the switch multicasts as above. Two slot rings, as
+ * NCCL's NVLS buffers: the scatterers' slot returns once the head has
+ * taken the reduced chunk; the down side has 8 slots per head, each
+ * returning to the head's store once every GPU has gathered it.
  * Does not model: a reduction rate inside the switch (not published,
- * hardware-facts 1.4/1.5: assumed to keep up with the ports), NVLSTree.
+ * hardware-facts 1.4/1.5: assumed to keep up with the ports).
  * Units: ps, bytes. Workload: (2 + nGPUs) pieces per chunk and 64 KiB.
  */
 #include <stdlib.h>
@@ -30,26 +38,44 @@ typedef struct nvls_group nvls_group;
 typedef struct nvls_conn {
     nvls_group *g;
     uint32_t conn, rank, up; /* up: GPU -> switch; else switch -> GPU */
+    uint32_t role;           /* 0, NSIM_NVLS_REDUCED or NSIM_NVLS_STORE */
     uint32_t path[2];        /* up: [thread block, GPU -> switch link] */
     uint64_t sent, consumed;
     uint32_t pieces_left[SLOTS];
+    /* down: chunks reported visible, and chunks landed out of order (a
+     * later chunk's multicast can overtake: NVLSTree's heads finish
+     * their trees at different times); win entries */
+    uint64_t delivered;
+    uint8_t *landed;
 } nvls_conn;
 
 struct nvls_group {
     const nsim_xport_env *env;
     uint32_t n, heads;
-    nvls_conn **up, **down;  /* per rank */
+    nvls_conn **up, **down;  /* per rank (its index in the host) */
+    nvls_conn **red, **store; /* NVLSTree, per head; else NULL entries */
     uint32_t *to_gpu;        /* per rank: switch -> GPU link server */
     uint32_t *head_path;     /* per rank: [switch -> GPU, GPU -> switch] */
-    uint32_t contrib[SLOTS], gathered[SLOTS];
+    uint32_t contrib[SLOTS];
     uint64_t bytes[SLOTS], seq[SLOTS];
-    uint32_t *mc_left;       /* SLOTS x n: multicast pieces to land */
+    /* the down side: win slots (NVLS: the up side's SLOTS; NVLSTree:
+     * SLOTS per head, slot head x SLOTS + j mod SLOTS for the head's
+     * j-th chunk, as NCCL's per-head NVLS buffers) */
+    uint32_t win;
+    uint32_t *gathered;      /* win */
+    uint32_t *mc_left;       /* win x n: multicast pieces to land */
+    /* NVLSTree: the up side's slots return when the head has taken the
+     * reduced chunk, in scatter order */
+    int tree;
+    uint8_t up_freed[SLOTS];
+    uint64_t up_next;
     nsim_time credit_lat;
 };
 
 typedef struct nvls_shared {
-    nvls_group *groups; /* per channel */
-    uint32_t ngroups;
+    nvls_group *groups; /* per channel and host: [c * nhosts + host] */
+    uint32_t ngroups, nhosts;
+    uint32_t *host, *local; /* per rank: host slot, index in the host */
 } nvls_shared;
 
 /* The NVLink of a GPU to an NVLS-capable NVSwitch (one hop). */
@@ -71,22 +97,28 @@ static int switch_link(nsim_topo *t, uint32_t gpu, uint32_t *up,
                     nsim_topo_device(t, gpu)->name);
 }
 
+/* A group of the n GPUs ranks[0..n-1] of one host. */
 static int group_init(nvls_group *g, const nsim_xport_env *env,
-                      nsim_err *err)
+                      const uint32_t *ranks, uint32_t n, nsim_err *err)
 {
-    uint32_t n = env->plan->nranks;
     g->env = env;
     g->n = n;
     g->heads = env->plan->nvls_heads;
+    g->tree = env->plan->req.algo == NSIM_ALGO_NVLSTREE;
+    g->win = g->tree ? SLOTS * g->heads : SLOTS;
+    g->gathered = calloc(g->win, sizeof *g->gathered);
     g->up = calloc(n, sizeof *g->up);
     g->down = calloc(n, sizeof *g->down);
+    g->red = calloc(n, sizeof *g->red);
+    g->store = calloc(n, sizeof *g->store);
     g->to_gpu = calloc(n, sizeof *g->to_gpu);
     g->head_path = calloc(2 * (size_t)n, sizeof *g->head_path);
-    g->mc_left = calloc((size_t)SLOTS * n, sizeof *g->mc_left);
-    if (!g->up || !g->down || !g->to_gpu || !g->head_path || !g->mc_left)
+    g->mc_left = calloc((size_t)g->win * n, sizeof *g->mc_left);
+    if (!g->up || !g->down || !g->to_gpu || !g->head_path || !g->mc_left ||
+        !g->red || !g->store || !g->gathered)
         return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
     for (uint32_t r = 0; r < n; r++) {
-        uint32_t gpu = nsim_topo_rank_device(env->topo, r), up = 0;
+        uint32_t gpu = nsim_topo_rank_device(env->topo, ranks[r]), up = 0;
         NSIM_TRY(switch_link(env->topo, gpu, &up, err));
         const nsim_link *l = nsim_topo_link(env->topo, up);
         g->to_gpu[r] = nsim_fabric_link_server(l->reverse);
@@ -104,25 +136,70 @@ static void group_fini(nvls_group *g)
 {
     free(g->up);
     free(g->down);
+    free(g->red);
+    free(g->store);
     free(g->to_gpu);
     free(g->head_path);
     free(g->mc_left);
+    free(g->gathered);
+}
+
+/* Hosts in order of their first rank; each rank's index in its host. */
+static int group_hosts(nvls_shared *sh, nsim_topo *t, uint32_t n,
+                       int32_t *hid)
+{
+    uint32_t *count = calloc(n, sizeof *count);
+    if (count == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t r = 0; r < n; r++) {
+        int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, r))->host;
+        uint32_t x;
+        for (x = 0; x < sh->nhosts && hid[x] != h; x++)
+            ;
+        if (x == sh->nhosts)
+            hid[sh->nhosts++] = h;
+        sh->host[r] = x;
+        sh->local[r] = count[x]++;
+    }
+    free(count);
+    return NSIM_OK;
 }
 
 static int nvls_init(const nsim_xport_env *env, void **shared, nsim_err *err)
 {
+    uint32_t n = env->plan->nranks;
     nvls_shared *sh = calloc(1, sizeof *sh);
-    if (sh == NULL ||
-        (sh->groups = calloc(env->plan->nchannels, sizeof *sh->groups)) ==
-            NULL) {
-        free(sh);
+    int32_t *hid = calloc(n, sizeof *hid);
+    uint32_t *ranks = calloc(n, sizeof *ranks);
+    if (sh != NULL) {
+        sh->host = calloc(n, sizeof *sh->host);
+        sh->local = calloc(n, sizeof *sh->local);
+    }
+    *shared = sh;
+    if (sh == NULL || hid == NULL || ranks == NULL || sh->host == NULL ||
+        sh->local == NULL ||
+        group_hosts(sh, env->topo, n, hid) != NSIM_OK ||
+        (sh->groups = calloc((size_t)env->plan->nchannels * sh->nhosts,
+                             sizeof *sh->groups)) == NULL) {
+        free(hid);
+        free(ranks);
         return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
     }
-    sh->ngroups = env->plan->nchannels;
-    *shared = sh;
-    for (uint32_t c = 0; c < sh->ngroups; c++)
-        NSIM_TRY(group_init(&sh->groups[c], env, err));
-    return NSIM_OK;
+    free(hid);
+    int rc = NSIM_OK;
+    for (uint32_t x = 0; rc == NSIM_OK && x < sh->nhosts; x++) {
+        uint32_t m = 0;
+        for (uint32_t r = 0; r < n; r++)
+            if (sh->host[r] == x)
+                ranks[m++] = r;
+        for (uint32_t c = 0; rc == NSIM_OK && c < env->plan->nchannels; c++) {
+            rc = group_init(&sh->groups[c * sh->nhosts + x], env, ranks, m,
+                            err);
+            sh->ngroups++;
+        }
+    }
+    free(ranks);
+    return rc;
 }
 
 static void nvls_fini(void *shared)
@@ -130,9 +207,12 @@ static void nvls_fini(void *shared)
     nvls_shared *sh = shared;
     if (sh == NULL)
         return;
-    for (uint32_t c = 0; c < sh->ngroups; c++)
-        group_fini(&sh->groups[c]);
+    if (sh->groups != NULL)
+        for (uint32_t c = 0; c < sh->ngroups; c++)
+            group_fini(&sh->groups[c]);
     free(sh->groups);
+    free(sh->host);
+    free(sh->local);
     free(sh);
 }
 
@@ -144,21 +224,37 @@ static int nvls_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     nvls_conn *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
-    c->g = &sh->groups[pc->channel];
+    c->g = &sh->groups[pc->channel * sh->nhosts + sh->host[pc->from]];
     c->conn = conn;
-    c->rank = pc->from;
+    c->rank = sh->local[pc->from];
     c->up = pc->send_lane != UINT32_MAX;
-    if (c->up) {
+    c->role = pc->nvls_role;
+    if (c->role == NSIM_NVLS_REDUCED) {
+        c->g->red[c->rank] = c;
+    } else if (c->role == NSIM_NVLS_STORE) {
+        c->path[1] = c->g->head_path[2 * c->rank + 1];
+        c->g->store[c->rank] = c;
+    } else if (c->up) {
         c->path[1] = c->g->head_path[2 * c->rank + 1];
         c->g->up[c->rank] = c;
     } else {
         c->g->down[c->rank] = c;
+        if ((c->landed = calloc(c->g->win, 1)) == NULL) {
+            free(c);
+            return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
+        }
     }
     *state = c;
     return NSIM_OK;
 }
 
-static void nvls_teardown(void *state) { free(state); }
+static void nvls_teardown(void *state)
+{
+    nvls_conn *c = state;
+    if (c != NULL)
+        free(c->landed);
+    free(c);
+}
 
 static int send_pieces(nvls_group *g, const uint32_t *path, uint32_t nhops,
                        uint64_t bytes, nsim_piece_fn *done, void *ctx,
@@ -189,8 +285,15 @@ static void on_multicast(nsim_sim *sim, nsim_piece *p)
     nvls_group *g = p->ctx;
     uint32_t slot = (uint32_t)(p->tag & 0xff), r = (uint32_t)(p->tag >> 8);
     (void)sim;
-    if (--g->mc_left[slot * g->n + r] == 0)
-        g->env->arrived(g->env->exec, g->down[r]->conn);
+    if (--g->mc_left[slot * g->n + r] != 0)
+        return;
+    nvls_conn *d = g->down[r];
+    /* NVLSTree: slot h x SLOTS + (j mod SLOTS) holds chunk j x H + h */
+    d->landed[g->tree ? slot % SLOTS * g->heads + slot / SLOTS : slot] = 1;
+    while (d->landed[d->delivered % g->win]) {
+        d->landed[d->delivered++ % g->win] = 0;
+        g->env->arrived(g->env->exec, d->conn);
+    }
 }
 
 /* One piece of the reduced chunk is back in the switch from its head:
@@ -207,12 +310,27 @@ static void on_head_store(nsim_sim *sim, nsim_piece *p)
         }
 }
 
+/* NVLSTree: a piece of the reduced chunk landed on its head. */
+static void on_reduced(nsim_sim *sim, nsim_piece *p)
+{
+    nvls_conn *c = p->ctx;
+    (void)sim;
+    if (--c->pieces_left[p->tag] == 0)
+        c->g->env->arrived(c->g->env->exec, c->conn);
+}
+
 /* Every GPU's part of the slot's chunk is in the switch: reduce it and
- * send the result through its head (down, then back up). */
+ * send the result through its head (down, then back up); NVLSTree: down
+ * to the head, whose thread block takes it on. */
 static int reduce(nvls_group *g, uint32_t slot)
 {
     uint32_t head = (uint32_t)(g->seq[slot] % g->heads), np;
     uint64_t chunk = g->env->params->stream_chunk_bytes, b = g->bytes[slot];
+    if (g->tree) {
+        nvls_conn *red = g->red[head];
+        return send_pieces(g, &g->to_gpu[head], 1, b, on_reduced, red, slot,
+                           &red->pieces_left[slot]);
+    }
     np = b == 0 ? 1 : (uint32_t)((b + chunk - 1) / chunk);
     for (uint32_t r = 0; r < g->n; r++)
         g->mc_left[slot * g->n + r] = np;
@@ -239,6 +357,19 @@ static int nvls_send(void *state, uint32_t sm_server, uint64_t bytes,
     uint64_t seq = c->sent++;
     uint32_t slot = (uint32_t)(seq % SLOTS);
     c->path[0] = sm_server;
+    if (c->role == NSIM_NVLS_STORE) {
+        /* NVLSTree: the head's j-th chunk goes to its down slot */
+        nvls_group *g = c->g;
+        uint64_t chunk = g->env->params->stream_chunk_bytes;
+        uint32_t np = bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
+        slot = c->rank * SLOTS + (uint32_t)(seq % SLOTS);
+        for (uint32_t r = 0; r < g->n; r++)
+            g->mc_left[slot * g->n + r] = np;
+        NSIM_TRY(send_pieces(g, c->path, 2, bytes, on_head_store, g, slot,
+                             NULL));
+        *sm_done = nsim_fabric_free_at(c->g->env->fab, sm_server);
+        return NSIM_OK;
+    }
     c->g->bytes[slot] = bytes; /* the same for every rank */
     NSIM_TRY(send_pieces(c->g, c->path, 2, bytes, on_part, c, seq,
                          &c->pieces_left[slot]));
@@ -254,12 +385,55 @@ static void on_credit(nsim_sim *sim, nsim_event *ev)
         g->env->credit(g->env->exec, g->up[r]->conn);
 }
 
+/* NVLSTree: every GPU has gathered a chunk of head arg. */
+static void on_store_credit(nsim_sim *sim, nsim_event *ev)
+{
+    nvls_group *g = ev->target;
+    (void)sim;
+    g->env->credit(g->env->exec, g->store[ev->arg.u64]->conn);
+}
+
+/* NVLSTree: the head has taken its j-th reduced chunk (chunk j x H + h)
+ * from the switch: its up slot is free; slots return in scatter order. */
+static int red_consumed(nvls_conn *c)
+{
+    nvls_group *g = c->g;
+    uint32_t slot = (uint32_t)((c->consumed++ * g->heads + c->rank) % SLOTS);
+    g->contrib[slot] = 0;
+    g->up_freed[slot] = 1;
+    while (g->up_freed[g->up_next % SLOTS]) {
+        g->up_freed[g->up_next++ % SLOTS] = 0;
+        NSIM_TRY(nsim_sim_schedule(g->env->sim, g->credit_lat, on_credit, g,
+                                   0, 0, NULL));
+    }
+    return NSIM_OK;
+}
+
+/* NVLSTree: a GPU has gathered chunk k (head k mod H); once every GPU
+ * has, the head's down slot returns to its store. */
+static int tree_gathered(nvls_conn *c)
+{
+    nvls_group *g = c->g;
+    uint64_t k = c->consumed++;
+    uint32_t h = (uint32_t)(k % g->heads);
+    uint32_t slot = h * SLOTS + (uint32_t)(k / g->heads % SLOTS);
+    if (++g->gathered[slot] < g->n)
+        return NSIM_OK;
+    g->gathered[slot] = 0;
+    return nsim_sim_schedule(g->env->sim, g->credit_lat, on_store_credit, g,
+                             0, h, NULL);
+}
+
 /* A GPU has gathered the oldest reduced chunk; once all have, the slot
  * is free on every scatter connection. */
 static int nvls_consumed(void *state)
 {
     nvls_conn *c = state;
     nvls_group *g = c->g;
+    if (c->role == NSIM_NVLS_REDUCED)
+        return red_consumed(c);
+    if (g->tree)
+        return tree_gathered(c);
     uint32_t slot = (uint32_t)(c->consumed++ % SLOTS);
     if (++g->gathered[slot] < g->n)
         return NSIM_OK;

@@ -162,8 +162,8 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case OPT_ALGO: /* "auto": NCCL's tuner, even if the scenario forces one */
         s->algo_set = strcasecmp(arg, "auto") != 0;
         if (s->algo_set && nsim_algo_parse(arg, &s->algo) != NSIM_OK)
-            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree, NVLS "
-                                       "or auto");
+            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree, NVLS, "
+                                       "NVLSTree or auto");
         return 0;
     case OPT_PROTO:
         s->proto_set = strcasecmp(arg, "auto") != 0;
@@ -236,7 +236,8 @@ static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
         s->algo_set ? nsim_algo_name(s->algo) : "auto (NCCL's tuner)",
         s->channel_mode == NSIM_CHANNEL_SHARED ? "shared" : "dedicated",
         nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo),
-        s->algo_set && s->algo == NSIM_ALGO_NVLS && !s->nchannels_given
+        s->algo_set && !s->nchannels_given &&
+                (s->algo == NSIM_ALGO_NVLS || s->algo == NSIM_ALGO_NVLSTREE)
             ? nsim_plan_nvls_channels(s->topo) : s->nchannels,
         s->qps_per_conn, s->buffsize, s->seed,
         nsim_coll_has_root(s->coll) ? (int)s->root : -1,

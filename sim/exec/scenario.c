@@ -289,7 +289,7 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
     NSIM_TRY(read_enum(c, root, "protocol", parse_proto, &s->proto,
                        "Simple, LL or LL128"));
     NSIM_TRY(read_enum(c, root, "algorithm", parse_algo, &s->algo,
-                       "Ring, Tree or NVLS"));
+                       "Ring, Tree, NVLS or NVLSTree"));
     s->proto_set = cJSON_GetObjectItemCaseSensitive(root, "protocol") != NULL;
     s->algo_set = cJSON_GetObjectItemCaseSensitive(root, "algorithm") != NULL;
     NSIM_TRY(read_enum(c, root, "channel_mode", parse_mode, &s->channel_mode,
@@ -624,6 +624,7 @@ nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes)
 void nsim_scenario_fit_request(const nsim_scenario *s, nsim_plan_req *r)
 {
     /* NVLS runs its own channel count (nvlsChannels) unless one is set */
-    if (r->algo == NSIM_ALGO_NVLS && !s->nchannels_given)
+    if ((r->algo == NSIM_ALGO_NVLS || r->algo == NSIM_ALGO_NVLSTREE) &&
+        !s->nchannels_given)
         r->nchannels = 0;
 }

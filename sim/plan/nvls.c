@@ -12,7 +12,18 @@
  * h's part. Per rank and channel a scatter lane (sends every chunk up to
  * the switch) and a gather lane (receives every reduced chunk and copies
  * it out) sharing one thread block, with an up and a down connection.
- * Does not model: NVLSTree (multi-host), user-buffer registration.
+ * NVLSTree (several hosts, nccl-internals 3.3, 6.3): the same NVLS
+ * groups per host (every GPU a head, heads = GPUs per host); per rank
+ * and channel two more lanes on the same thread block: tree up (the
+ * switch's reduced part of the head's chunk, plus the child hosts'
+ * parts over NET, reduced, sent to the parent host's head) and tree
+ * down (the parent's final part, sent on to the children and stored to
+ * the switch, which multicasts it). The trees between hosts are
+ * tree.c's ncclGetDtree: tree 0 for channels c < nCh/2, tree 1 for the
+ * rest; head h of every host is in the tree of head h. NET connections
+ * use the head GPU's nearest NIC. Chunk: 128 KiB halved under 32/16/4/1
+ * x channels x heads x chunk (floors 256/128/64/32 KiB).
+ * Does not model: user-buffer registration, NVLS + CollNet (SHARP).
  * Units: bytes.
  */
 #include <stdlib.h>
@@ -99,4 +110,218 @@ int nsim__plan_build_nvls(nsim_topo *t, nsim_plan *p, nsim_err *err)
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
         }
     return NSIM_OK;
+}
+
+/* ---- NVLSTree --------------------------------------------------------- */
+
+/* NCCL's NVLS tree chunk (nccl-internals 3.3): min(nvlsChunkSize,
+ * treeMaxChunkSize) = 128 KiB, halved while the size is under 32/16/4/1
+ * x concurrency (channels x heads) x chunk and above 256/128/64/32 KiB. */
+static uint64_t nvlstree_chunk(const nsim_plan *p)
+{
+    static const uint64_t mult[4] = {32, 16, 4, 1};
+    static const uint64_t floor_bytes[4] = {262144, 131072, 65536, 32768};
+    uint64_t ch = 131072, conc = (uint64_t)p->nchannels * p->nvls_heads;
+    for (int i = 0; i < 4; i++)
+        while (p->req.bytes < mult[i] * conc * ch && ch > floor_bytes[i])
+            ch /= 2;
+    return ch;
+}
+
+/* The ops of head h on channel c: its own chunk of every loop. */
+static int head_ops(const nsim_plan *p, uint32_t c, uint32_t h, uint8_t prim,
+                    nsim_plan_lane *l)
+{
+    op_buf b = {0};
+    uint32_t ts = p->req.type_size, H = p->nvls_heads;
+    uint64_t count = p->chan_bytes[c] / ts, cc = p->chunk_bytes / ts;
+    uint64_t off = 0;
+    uint32_t k = h;
+    do {
+        uint64_t o = off + h * cc;
+        int64_t ne = o >= count ? 0
+                     : (int64_t)(count - o < cc ? count - o : cc);
+        if (nsim__plan_push_chunk(p, &b, prim, (uint16_t)h, k, o, ne,
+                                  p->chan_offset[c]) != NSIM_OK) {
+            free(b.ops);
+            return NSIM_ENOMEM;
+        }
+        off += H * cc;
+        k += H;
+    } while (off < count);
+    l->ops = b.ops;
+    l->nops = b.n;
+    return NSIM_OK;
+}
+
+static void add_conn(uint32_t *first, uint32_t *more, uint32_t *nmore,
+                     uint32_t conn)
+{
+    if (*first == UINT32_MAX)
+        *first = conn;
+    else
+        more[(*nmore)++] = conn;
+}
+
+/* Lane (and NVLS connection) k of rank r on channel c: 0 scatter, 1
+ * gather, 2 tree up (the root: up and down), 3 tree down. */
+#define TLANE(c, r, k) ((((c) * p->nranks) + (r)) * 4 + (k))
+
+static int nvlstree_check(const host_list *hl, uint32_t *ppn, nsim_err *err)
+{
+    uint32_t m = hl->start[1] - hl->start[0];
+    if (hl->nhosts < 2)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm NVLSTree needs more than one host; one "
+                        "host runs NVLS (nccl-internals 4.3)");
+    for (uint32_t h = 1; h < hl->nhosts; h++)
+        if (hl->start[h + 1] - hl->start[h] != m)
+            return NSIM_ERR(err, NSIM_ENOTSUP,
+                            "algorithm NVLSTree: hosts with different GPU "
+                            "counts (%u and %u) are not modelled",
+                            m, hl->start[h + 1] - hl->start[h]);
+    if (m < 2 || m > 32)
+        return NSIM_ERR(err, NSIM_ENOTSUP,
+                        "algorithm NVLSTree: %u GPUs per host; modelled "
+                        "for 2..32 (one head per GPU)", m);
+    *ppn = m;
+    return NSIM_OK;
+}
+
+/* The NVLS part of channel c: per rank its four NVLS connections and
+ * four lanes, the scatter and gather ops. */
+static int nvlstree_local(nsim_plan *p, uint32_t c, const host_list *hl,
+                          const int *is_root)
+{
+    uint32_t m = p->nvls_heads;
+    for (uint32_t x = 0; x < hl->nhosts; x++)
+        for (uint32_t i = 0; i < m; i++) {
+            uint32_t r = hl->ranks[hl->start[x] + i], b = TLANE(c, r, 0);
+            uint32_t store_lane = TLANE(c, r, is_root[x] ? 2 : 3);
+            p->ring[c * p->nranks + hl->start[x] + i] = r;
+            for (uint32_t k = 0; k < 4; k++) {
+                p->conns[b + k] = (nsim_plan_conn){
+                    c, r, r, NSIM_TRANSPORT_NVLS, NSIM_PATH_NVL, UINT32_MAX,
+                    UINT32_MAX, 0, UINT32_MAX, UINT32_MAX, 0};
+                p->lanes[b + k] = (nsim_plan_lane){
+                    c, r, UINT32_MAX, UINT32_MAX, 0, NULL, 0, 0, {0}, {0},
+                    k > 0};
+            }
+            p->conns[b].send_lane = b;
+            p->lanes[b].send_conn = b;
+            p->conns[b + 1].recv_lane = b + 1;
+            p->lanes[b + 1].recv_conn = b + 1;
+            p->conns[b + 2].nvls_role = NSIM_NVLS_REDUCED;
+            p->conns[b + 2].recv_lane = b + 2;
+            p->lanes[b + 2].recv_conn = b + 2;
+            p->conns[b + 3].nvls_role = NSIM_NVLS_STORE;
+            p->conns[b + 3].send_lane = store_lane;
+            p->lanes[store_lane].send_conn = b + 3;
+            NSIM_TRY(nvls_ops(p, c, NSIM_PRIM_SEND, &p->lanes[b]));
+            NSIM_TRY(nvls_ops(p, c, NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT,
+                              &p->lanes[b + 1]));
+        }
+    return NSIM_OK;
+}
+
+/* The NET part of channel c: head i of host x to head i of its parent
+ * host (up, reduce) and back (down, broadcast). */
+static int nvlstree_net(nsim_topo *t, nsim_plan *p, uint32_t c,
+                        const host_list *hl, const int *parent,
+                        const int *is_root, nsim_err *err)
+{
+    uint32_t m = p->nvls_heads;
+    for (uint32_t x = 0; x < hl->nhosts; x++) {
+        if (parent[x] < 0)
+            continue;
+        for (uint32_t i = 0; i < m; i++) {
+            uint32_t r = hl->ranks[hl->start[x] + i];
+            uint32_t q = hl->ranks[hl->start[parent[x]] + i];
+            uint32_t up = p->nconns++, dn = p->nconns++;
+            uint32_t qd = TLANE(c, q, is_root[parent[x]] ? 2 : 3);
+            NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, r, q, &p->conns[up],
+                                          err));
+            NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, q, r, &p->conns[dn],
+                                          err));
+            p->conns[up].send_lane = TLANE(c, r, 2);
+            p->conns[up].recv_lane = TLANE(c, q, 2);
+            p->conns[dn].send_lane = qd;
+            p->conns[dn].recv_lane = TLANE(c, r, 3);
+            p->lanes[TLANE(c, r, 2)].send_conn = up;
+            p->lanes[TLANE(c, r, 3)].recv_conn = dn;
+            nsim_plan_lane *qu = &p->lanes[TLANE(c, q, 2)];
+            nsim_plan_lane *ql = &p->lanes[qd];
+            add_conn(&qu->recv_conn, qu->recv_more, &qu->nrecv_more, up);
+            add_conn(&ql->send_conn, ql->send_more, &ql->nsend_more, dn);
+        }
+    }
+    return NSIM_OK;
+}
+
+static int nvlstree_tree_ops(nsim_plan *p, uint32_t c, const host_list *hl,
+                             const int *is_root)
+{
+    for (uint32_t x = 0; x < hl->nhosts; x++)
+        for (uint32_t i = 0; i < p->nvls_heads; i++) {
+            uint32_t r = hl->ranks[hl->start[x] + i];
+            nsim_plan_lane *lu = &p->lanes[TLANE(c, r, 2)];
+            uint8_t red = lu->nrecv_more > 0 ? NSIM_PRIM_REDUCE : 0;
+            NSIM_TRY(head_ops(p, c, i,
+                              NSIM_PRIM_RECV | NSIM_PRIM_SEND | red, lu));
+            if (!is_root[x])
+                NSIM_TRY(head_ops(p, c, i, NSIM_PRIM_RECV | NSIM_PRIM_SEND,
+                                  &p->lanes[TLANE(c, r, 3)]));
+        }
+    return NSIM_OK;
+}
+
+int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err)
+{
+    host_list hl = {0};
+    int *parent = NULL, *is_root = NULL;
+    uint32_t n = p->nranks, nc = p->nchannels, m = 0;
+    int rc = nsim__plan_group_hosts(t, &hl);
+    if (rc != NSIM_OK) {
+        rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+        goto out;
+    }
+    if ((rc = nvlstree_check(&hl, &m, err)) != NSIM_OK)
+        goto out;
+    p->nhosts = hl.nhosts;
+    p->nvls_heads = m;
+    p->nthreads = 640;
+    p->chunk_bytes = p->slice_bytes = p->step_bytes = nvlstree_chunk(p);
+    p->nconns = 4 * nc * n; /* the NET ones follow */
+    p->nlanes = 4 * nc * n;
+    p->conns = calloc((size_t)6 * nc * n, sizeof *p->conns);
+    p->lanes = calloc(p->nlanes, sizeof *p->lanes);
+    p->ring = malloc((size_t)nc * n * sizeof *p->ring);
+    parent = malloc(hl.nhosts * sizeof *parent);
+    is_root = malloc(hl.nhosts * sizeof *is_root);
+    if (!p->conns || !p->lanes || !p->ring || !parent || !is_root) {
+        rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+        goto out;
+    }
+    for (uint32_t c = 0; rc == NSIM_OK && c < nc; c++) {
+        int tree = nc >= 2 && c >= nc / 2; /* as tree.c: tree 1 above half */
+        for (uint32_t x = 0; x < hl.nhosts; x++) {
+            int d0, d1, ct;
+            nsim__plan_dtree((int)hl.nhosts, (int)x, tree, &parent[x], &d0,
+                             &d1, &ct);
+            is_root[x] = parent[x] < 0;
+        }
+        if (nvlstree_local(p, c, &hl, is_root) != NSIM_OK) {
+            rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+            break;
+        }
+        rc = nvlstree_net(t, p, c, &hl, parent, is_root, err);
+        if (rc == NSIM_OK && nvlstree_tree_ops(p, c, &hl, is_root) != NSIM_OK)
+            rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+    }
+out:
+    free(parent);
+    free(is_root);
+    free(hl.ranks);
+    free(hl.start);
+    return rc;
 }

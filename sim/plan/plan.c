@@ -30,7 +30,7 @@ static const char *const coll_names[NSIM_COLL__COUNT] = {
 static const char *const proto_names[NSIM_PROTO__COUNT] = {"Simple", "LL",
                                                            "LL128"};
 static const char *const algo_names[NSIM_ALGO__COUNT] = {"Ring", "Tree",
-                                                         "NVLS"};
+                                                         "NVLS", "NVLSTree"};
 
 const char *nsim_coll_name(nsim_coll c)
 {
@@ -571,7 +571,7 @@ static int chain_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
 /* Per-thread byte threshold under which NCCL drops a channel (2.8). */
 static uint64_t thread_threshold(const nsim_plan *p)
 {
-    if (p->req.algo == NSIM_ALGO_NVLS)
+    if (p->req.algo == NSIM_ALGO_NVLS || p->req.algo == NSIM_ALGO_NVLSTREE)
         return 0; /* NVLS keeps its nvlsChannels (2.8) */
     switch (p->req.proto) {
     case NSIM_PROTO_LL: /* ring LL: 8 x nRanks, tree LL: 8 */
@@ -651,8 +651,8 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
     if (req->algo == NSIM_ALGO_NVLS && nsim_topo_nhosts(t) > 1)
         return NSIM_ERR(err, NSIM_ENOTSUP,
                         "algorithm NVLS across %u hosts is NVLSTree in "
-                        "NCCL (NVLS inside hosts, trees between them); "
-                        "not modelled yet: use Tree or Ring",
+                        "NCCL (NVLS inside hosts, trees between them) "
+                        "without CollNet: use NVLSTree, Tree or Ring",
                         nsim_topo_nhosts(t));
     if (is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
         return NSIM_ERR(err, NSIM_ENOTSUP,
@@ -1117,7 +1117,9 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
     p->req = *req;
     p->nranks = nsim_topo_nranks(t);
     p->nchannels = req->nchannels ? req->nchannels
-                   : req->algo == NSIM_ALGO_NVLS ? nsim_plan_nvls_channels(t)
+                   : req->algo == NSIM_ALGO_NVLS ||
+                           req->algo == NSIM_ALGO_NVLSTREE
+                       ? nsim_plan_nvls_channels(t)
                                                  : nsim_plan_default_channels(t);
     uint32_t nch_full = p->nchannels;
     set_cut(p);
@@ -1129,6 +1131,8 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
         rc = nsim__plan_build_trees(t, p, nch_full, err);
     else if (req->algo == NSIM_ALGO_NVLS)
         rc = nsim__plan_build_nvls(t, p, err);
+    else if (req->algo == NSIM_ALGO_NVLSTREE)
+        rc = nsim__plan_build_nvlstree(t, p, err);
     else if ((rc = build_rings(t, p, err)) == NSIM_OK &&
              (rc = build_conns(t, p, err)) == NSIM_OK)
         rc = build_ops(p, err);

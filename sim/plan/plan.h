@@ -46,6 +46,7 @@ typedef enum nsim_algo {
     NSIM_ALGO_RING,
     NSIM_ALGO_TREE,
     NSIM_ALGO_NVLS,
+    NSIM_ALGO_NVLSTREE, /* NVLS inside hosts, double binary tree between */
     NSIM_ALGO__COUNT
 } nsim_algo;
 
@@ -84,7 +85,15 @@ typedef struct nsim_plan_conn {
     uint32_t send_nic, recv_nic; /* NIC device ids (NET) or UINT32_MAX */
     uint32_t nqps;
     uint32_t send_lane, recv_lane; /* indices into lanes */
+    /* NVLS connections of NVLSTree: 0 scatter (up, has a send lane) or
+     * gather (down), as NVLS; NSIM_NVLS_REDUCED: the switch's reduced
+     * part to its head; NSIM_NVLS_STORE: the head's final part back to
+     * the switch, which multicasts it. */
+    uint32_t nvls_role;
 } nsim_plan_conn;
+
+#define NSIM_NVLS_REDUCED 1u
+#define NSIM_NVLS_STORE 2u
 
 #define NSIM_LANE_MORE_CONNS 2 /* tree arity 3 (nccl 2.4): 1 + 2 more */
 
@@ -148,6 +157,9 @@ typedef struct nsim_plan {
     /* NVLS: heads (each owns one chunk of every loop); a channel's
      * connections are, per rank, [up to the switch, down from it]. */
     uint32_t nvls_heads;
+    /* NVLSTree: NET connections between heads follow the NVLS ones
+     * (nchannels x nranks x 4: scatter, gather, reduced, store; lanes
+     * alike: scatter, gather, tree up, tree down). */
 } nsim_plan;
 
 /* Bytes on the wire for a payload: LL carries 8 data bytes per 16-byte

@@ -39,6 +39,9 @@ int nsim__plan_build_trees(nsim_topo *t, nsim_plan *p, uint32_t nch_full,
 /* NVLS AllReduce on one host (nvls.c): per channel and rank an up and a
  * down connection to the NVSwitch, a scatter lane and a gather lane. */
 int nsim__plan_build_nvls(nsim_topo *t, nsim_plan *p, nsim_err *err);
+/* NVLSTree AllReduce (nvls.c): NVLS inside every host, the heads' parts
+ * along the double binary tree between hosts over NET. */
+int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err);
 /* ncclGetBtree / ncclGetDtree (nccl-internals 2.4): parent u (-1 at the
  * root), children d0, d1 (-1: none) of host idx of n in tree 0 or 1, and
  * whether idx is its parent's child 0 or 1. */

@@ -2,7 +2,7 @@
  *
  * tune.c - NCCL's tuning model (see tune.h). Tables from
  * nccl-internals 4.1 and 4.2 (src/graph/tuning.cc, NCCL 2.30).
- * Does not model: CollNet, PAT, the TREE-pattern x0.85 (ncclsim's trees
+ * Does not model: CollNet, PAT, NVLSTree's sm100 tree correction, the TREE-pattern x0.85 (ncclsim's trees
  * are BALANCED_TREE), tuner plugins.
  */
 #include "tune.h"
@@ -16,12 +16,13 @@ static const double base_lat[NSIM_ALGO__COUNT][NSIM_PROTO__COUNT] = {
     {8.4, 6.6, 14.0}, /* Ring */
     {8.4, 6.8, 14.0}, /* Tree */
     {0, 0, 0},        /* NVLS */
+    {0, 0, 0},        /* NVLSTree */
 };
 /* hwLat[hw][algo][proto] (us). */
 static const double hw_lat[3][NSIM_ALGO__COUNT][NSIM_PROTO__COUNT] = {
-    {{3.4, 0.6, 1.9}, {4.0, 0.6, 1.25}, {25, 0, 0}},  /* NVLINK */
-    {{5.7, 1.0, 2.5}, {4.0, 1.0, 1.9}, {0, 0, 0}},    /* PCI */
-    {{14.0, 2.7, 4.0}, {14, 5.0, 8.5}, {18, 0, 0}},   /* NET */
+    {{3.4, 0.6, 1.9}, {4.0, 0.6, 1.25}, {25, 0, 0}, {25, 0, 0}}, /* NVLINK */
+    {{5.7, 1.0, 2.5}, {4.0, 1.0, 1.9}, {0, 0, 0}, {0, 0, 0}},    /* PCI */
+    {{14.0, 2.7, 4.0}, {14, 5.0, 8.5}, {18, 0, 0}, {20.9, 0, 0}}, /* NET */
 };
 /* llMaxBws[row][nHosts 1 / 2 / >2] (GB/s). */
 static const double ll_max_bw[4][3] = {
@@ -174,11 +175,48 @@ static double nvls_time(const nsim_plan_graph *g, nsim_coll c, nsim_proto p,
            (double)bytes / (1000.0 * alg);
 }
 
+/* perChMaxNVLSTreeBw [compCapIndex][nHosts 1 / 2 / >2] (4.2). */
+static const double nvlstree_bw[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+
+/* NVLSTree AllReduce (4.1, 4.2): the NVLS graph of each host (one
+ * channel per head, heads = min(32, GPUs per host), the speed as for
+ * NVLS); intraBw = bwIntra x nvlsEff x (nCh-1)/nCh x 2, interBw =
+ * bwInter (the same search speed: a 400 Gb/s NIC carries it) x 2 on two
+ * hosts (a tree sends each part once each way), bw = min(intraBw,
+ * interBw, perChMaxNVLSTreeBw); as ring algorithm bandwidth. Latency
+ * base (0) + hwLat[NVLINK][NVLSTree] + 2 x floor(log2 nHosts) x
+ * hwLat[NET][NVLSTree] (25 and 20.9 us). */
+static double nvlstree_time(const nsim_plan_graph *g, nsim_coll c,
+                            nsim_proto p, uint64_t bytes)
+{
+    if (c != NSIM_COLL_ALLREDUCE || p != NSIM_PROTO_SIMPLE ||
+        g->nhosts < 2 || g->sm < 90 || !g->nvswitch_nvls)
+        return -1;
+    uint32_t ppn = g->nranks / g->nhosts, nch = ppn < 32 ? ppn : 32;
+    const double *sp = g->sm >= 100 ? nvls_speeds100 : nvls_speeds90;
+    while (sp[1] != 0 && nch * sp[0] > g->nvlink_bw)
+        sp++;
+    if (nch < 2)
+        return -1;
+    int cc = cc_index(g->sm), col = g->nhosts == 2 ? 1 : 2;
+    double intra = sp[0] * nvls_eff[cc] * (nch - 1) / nch * 2;
+    double inter = sp[0] * (g->nhosts <= 2 ? 2 : 1);
+    double bw = fmin(fmin(intra, inter), nvlstree_bw[cc][col]);
+    double alg = nch * bw * g->nranks / (2.0 * (g->nranks - 1));
+    double lat = base_lat[NSIM_ALGO_NVLSTREE][p] +
+                 hw_lat[HW_NVLINK][NSIM_ALGO_NVLSTREE][p] +
+                 2 * log2i(g->nhosts) * hw_lat[HW_NET][NSIM_ALGO_NVLSTREE][p];
+    return lat + (double)bytes / (1000.0 * alg);
+}
+
 double nsim_tune_time_us(const nsim_plan_graph *g, nsim_coll c, nsim_algo a,
                          nsim_proto p, uint64_t bytes)
 {
     if (a == NSIM_ALGO_NVLS)
         return nvls_time(g, c, p, bytes);
+    if (a == NSIM_ALGO_NVLSTREE)
+        return nvlstree_time(g, c, p, bytes);
     if (c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL)
         return -1;
     if (a == NSIM_ALGO_TREE) {
@@ -221,6 +259,30 @@ int nsim_tune_check(nsim_topo *t, nsim_coll c, nsim_algo a, nsim_proto p,
                         "algorithm NVLS runs the Simple protocol only, not "
                         "%s (nccl-internals 4.3)",
                         nsim_proto_name(p));
+    if (a == NSIM_ALGO_NVLSTREE && g.sm < 90)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm NVLSTree needs sm >= 90 GPUs (lowest sm "
+                        "here %u; nccl-internals 2.1, 6.3)",
+                        g.sm);
+    if (a == NSIM_ALGO_NVLSTREE && !g.nvswitch_nvls)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm NVLSTree needs an NVSwitch with "
+                        "\"nvls\": true on every host (nccl-internals 2.1, "
+                        "6.3)");
+    if (a == NSIM_ALGO_NVLSTREE && g.nhosts < 2)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm NVLSTree needs more than one host; one "
+                        "host runs NVLS (nccl-internals 4.3)");
+    if (a == NSIM_ALGO_NVLSTREE && p != NSIM_PROTO_SIMPLE)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm NVLSTree runs the Simple protocol only, "
+                        "not %s (nccl-internals 4.3)",
+                        nsim_proto_name(p));
+    if (a == NSIM_ALGO_NVLSTREE && c != NSIM_COLL_ALLREDUCE)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm NVLSTree: modelled for allreduce only, "
+                        "not %s (nccl-internals 4.3)",
+                        nsim_coll_name(c));
     if (a == NSIM_ALGO_NVLS && c != NSIM_COLL_ALLREDUCE && g.nhosts > 1)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "algorithm NVLS for %s across hosts needs CollNet "
@@ -259,16 +321,16 @@ int nsim_tune_pick(nsim_topo *t, nsim_coll c, uint64_t bytes,
             *proto = NSIM_PROTO_SIMPLE;
         return NSIM_OK;
     }
-    /* NCCL walks algorithms Tree, Ring, ..., NVLS and protocols LL,
-     * LL128, Simple; the first of equal times wins (4.4) */
+    /* NCCL walks algorithms Tree, Ring, ..., NVLS, NVLSTree and
+     * protocols LL, LL128, Simple; the first of equal times wins (4.4) */
     static const nsim_algo algos[] = {NSIM_ALGO_TREE, NSIM_ALGO_RING,
-                                      NSIM_ALGO_NVLS};
+                                      NSIM_ALGO_NVLS, NSIM_ALGO_NVLSTREE};
     static const nsim_proto protos[] = {NSIM_PROTO_LL, NSIM_PROTO_LL128,
                                         NSIM_PROTO_SIMPLE};
     double best = -1;
     nsim_algo a0 = *algo;
     nsim_proto p0 = *proto;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         for (int j = 0; j < 3; j++) {
             nsim_algo a = algos[i];
             nsim_proto p = protos[j];
