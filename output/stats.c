@@ -249,23 +249,21 @@ void nsim_debug_plan(FILE *f, const nsim_topo *t, const nsim_plan *p)
         const nsim_device *dt = nsim_topo_device(t, nsim_topo_rank_device(t, c->to));
         int lf = c->from % (p->nranks / (p->nhosts ? p->nhosts : 1));
         int lt = c->to % (p->nranks / (p->nhosts ? p->nhosts : 1));
-        if (c->transport != NSIM_TRANSPORT_NET) {
-            const char *via = c->transport == NSIM_TRANSPORT_P2P ? "P2P/CUMEM"
-                              : c->transport == NSIM_TRANSPORT_SHM
-                                  ? "SHM/direct"
-                                  : "NVLS";
-            fprintf(f, "%s Channel %02u/0 : %u[%d] -> %u[%d] via %s "
-                       "(%s, %s)\n",
-                    pre, c->channel, c->from, lf, c->to, lt, via,
-                    nsim_path_type_name(c->path), df->name);
-            continue;
-        }
         if (c->transport == NSIM_TRANSPORT_NVLS) { /* to / from the switch */
             static const char *const role[3] = {"", " reduced", " store"};
             fprintf(f, "%s Channel %02u/0 : %u[%d] %s NVLS%s (%s)\n", pre,
                     c->channel, c->from, lf,
                     c->send_lane != UINT32_MAX ? "->" : "<-",
                     role[c->nvls_role < 3 ? c->nvls_role : 0], df->name);
+            continue;
+        }
+        if (c->transport != NSIM_TRANSPORT_NET) {
+            const char *via = c->transport == NSIM_TRANSPORT_SHM ? "SHM/direct"
+                                                                 : "P2P/CUMEM";
+            fprintf(f, "%s Channel %02u/0 : %u[%d] -> %u[%d] via %s "
+                       "(%s, %s)\n",
+                    pre, c->channel, c->from, lf, c->to, lt, via,
+                    nsim_path_type_name(c->path), df->name);
             continue;
         }
         const nsim_device *ns = nsim_topo_device(t, c->send_nic);
