@@ -7,7 +7,10 @@
 # Also prints the algorithm/protocol ncclsim ran at each size (NCCL's
 # tuner unless the dataset forced them).
 # Usage: scripts/validate.sh [DATASET-NUMBER ...]
-#        (default: 15 16 02 03 04 05 06 07)
+#        (default: 15 16 02 03 04 05 06 23 12 07 09)
+# Not compared: 39 and 40 (2 x H100 + 8 NDR, the same hardware as the
+# dgx-h100-2node preset) record a misbehaving fabric (~12 GB/s per NIC;
+# index.json: "use as a bad fabric case, not a calibration target").
 set -e
 cd "$(dirname "$0")/.."
 hw=${NSIM_HWDATA:-../shared/hwdata}
@@ -17,15 +20,27 @@ cmake --build build -j"$(nproc)" >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# the published table: size and out-of-place busbw of each data row
+# the published table: size and out-of-place busbw of each data row;
+# a vendor markdown table ("| 65K | 2.70 |": in-place busbw under size
+# labels rounded by the publisher) gives the nearest power of two
 published() {
-    awk '$1 ~ /^[0-9]+$/ && $1 > 0 && NF >= 12 && $8 ~ /^[0-9.]+$/ { print $1, $8 }' "$1"
+    awk '$1 ~ /^[0-9]+$/ && $1 > 0 && NF >= 12 && $8 ~ /^[0-9.]+$/ { print $1, $8 }
+         /^\| *[0-9]+[KMG] *\| *[0-9.]+ *\|/ {
+             split($0, f, "|"); l = f[2]; gsub(/ /, "", l); b = f[3] + 0
+             u = substr(l, length(l)); v = substr(l, 1, length(l) - 1) + 0
+             v *= (u == "K" ? 1e3 : u == "M" ? 1e6 : 1e9)
+             p = 1; while (p * 2 <= v) p *= 2
+             if (v - p > 2 * p - v) p *= 2
+             printf "%.0f %s\n", p, b }' "$1"
 }
 
 # scenario for a dataset: echo "scenario-file [extra options]"
 # 02-06: single-node H100, no NCCL_* overrides, double (index.json);
 # 15, 16: NCCL_ALGO=RING, float; 07: 10 DGX H100 nodes, rail fat tree;
-# 23: two RTX 2080 Ti without P2P (SHM), float.
+# 23: two RTX 2080 Ti without P2P (SHM), float; 12: one DGX A100 (Azure
+# ND A100 v4, NCCL's own choice: A100 has no NVLS), float, in-place
+# busbw (the only column published), -g 8 as the page's command line;
+# 09: as 07, ReduceScatter, double.
 scenario_for() {
     sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
         scenarios/dgx-h100-allreduce.json |
@@ -42,11 +57,19 @@ scenario_for() {
     23) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/scenarios/pcie-2gpu-nop2p.topo.json#" \
             "$tmp/auto.json" > "$tmp/nop2p.json"
         echo "$tmp/nop2p.json" ;;
-    07) ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
+    12) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/scenarios/dgx-a100.topo.json#" \
+            "$tmp/auto.json" > "$tmp/a100.json"
+        echo "$tmp/a100.json -g 8" ;;
+    07|09)
+        ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
             --fabric rail-fat-tree -o "$tmp/h100x10.topo.json" >/dev/null
         sed "s#dgx-h100-2node.topo.json#$tmp/h100x10.topo.json#" \
             scenarios/dgx-h100-2node-allreduce.json > "$tmp/h100x10.json"
-        echo "$tmp/h100x10.json" ;;
+        if [ "$1" = 09 ]; then
+            echo "$tmp/h100x10.json -d double --collective reduce_scatter_perf"
+        else
+            echo "$tmp/h100x10.json"
+        fi ;;
     *) echo "" ;;
     esac
 }
@@ -60,6 +83,8 @@ compare() {
         return
     fi
     max=${NSIM_VALIDATE_MAX:-17179869184}
+    column=busbw
+    grep -q '^| *[0-9]*[KMG] *|' "$file" && column=busbw_inplace
     echo "== dataset $(basename "$file") on $(basename "$scen")"
     printf "%14s %10s %10s %8s  %s\n" size published simulated error algo/proto
     published "$file" | while read -r size bus; do
@@ -67,8 +92,8 @@ compare() {
         # shellcheck disable=SC2086
         ./build/ncclsim run $scen -b "$size" -e "$size" \
             --json "$tmp/r.json" --quiet
-        sim=$(awk -F: '/"busbw"/ { gsub(/[ ,]/, "", $2); print $2; exit }' \
-                  "$tmp/r.json")
+        sim=$(awk -F: -v k="\"$column\"" '$1 ~ k"$" || $1 ~ "\t"k {
+                  gsub(/[ ,\t]/, "", $2); print $2; exit }' "$tmp/r.json")
         ap=$(awk -F'"' '/"algorithm"/ { a = $4 }
                         /"protocol"/ { p = $4 }
                         END { print a "/" p }' "$tmp/r.json")
@@ -82,4 +107,4 @@ compare() {
                 (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }'
 }
 
-for id in ${*:-15 16 02 03 04 05 06 23 07}; do compare "$id"; done
+for id in ${*:-15 16 02 03 04 05 06 23 12 07 09}; do compare "$id"; done
