@@ -50,30 +50,40 @@ static uint64_t nvls_chunk(const nsim_plan *p)
     return ch;
 }
 
-static int nvls_ops(const nsim_plan *p, uint32_t c, uint8_t prim,
-                    nsim_plan_lane *l)
+/* The ops of heads [h0, h1) on channel c: every loop gives head h the
+ * chunk at h x chunk (op index loop x heads + h), empty past the end. */
+static int chunk_ops(const nsim_plan *p, uint32_t c, uint32_t h0, uint32_t h1,
+                     uint8_t prim, nsim_plan_lane *l)
 {
     op_buf b = {0};
     uint32_t ts = p->req.type_size, H = p->nvls_heads;
     uint64_t count = p->chan_bytes[c] / ts, cc = p->chunk_bytes / ts;
-    uint32_t k = 0;
     uint64_t off = 0;
+    uint32_t loop = 0;
     do {
-        for (uint32_t h = 0; h < H; h++, k++) {
+        for (uint32_t h = h0; h < h1; h++) {
             uint64_t o = off + h * cc;
             int64_t ne = o >= count ? 0
                          : (int64_t)(count - o < cc ? count - o : cc);
-            if (nsim__plan_push_chunk(p, &b, prim, (uint16_t)h, k, o, ne,
+            if (nsim__plan_push_chunk(p, &b, prim, (uint16_t)h,
+                                      loop * H + h, o, ne,
                                       p->chan_offset[c]) != NSIM_OK) {
                 free(b.ops);
                 return NSIM_ENOMEM;
             }
         }
         off += H * cc;
+        loop++;
     } while (off < count);
     l->ops = b.ops;
     l->nops = b.n;
     return NSIM_OK;
+}
+
+static int nvls_ops(const nsim_plan *p, uint32_t c, uint8_t prim,
+                    nsim_plan_lane *l)
+{
+    return chunk_ops(p, c, 0, p->nvls_heads, prim, l);
 }
 
 int nsim__plan_build_nvls(nsim_topo *t, nsim_plan *p, nsim_err *err)
@@ -132,26 +142,7 @@ static uint64_t nvlstree_chunk(const nsim_plan *p)
 static int head_ops(const nsim_plan *p, uint32_t c, uint32_t h, uint8_t prim,
                     nsim_plan_lane *l)
 {
-    op_buf b = {0};
-    uint32_t ts = p->req.type_size, H = p->nvls_heads;
-    uint64_t count = p->chan_bytes[c] / ts, cc = p->chunk_bytes / ts;
-    uint64_t off = 0;
-    uint32_t k = h;
-    do {
-        uint64_t o = off + h * cc;
-        int64_t ne = o >= count ? 0
-                     : (int64_t)(count - o < cc ? count - o : cc);
-        if (nsim__plan_push_chunk(p, &b, prim, (uint16_t)h, k, o, ne,
-                                  p->chan_offset[c]) != NSIM_OK) {
-            free(b.ops);
-            return NSIM_ENOMEM;
-        }
-        off += H * cc;
-        k += H;
-    } while (off < count);
-    l->ops = b.ops;
-    l->nops = b.n;
-    return NSIM_OK;
+    return chunk_ops(p, c, h, h + 1, prim, l);
 }
 
 static void add_conn(uint32_t *first, uint32_t *more, uint32_t *nmore,
