@@ -617,7 +617,8 @@ nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes)
     nsim_plan_req r = {s->coll,      s->algo,         s->proto,
                        bytes,        s->type_size,    s->nchannels,
                        s->qps_per_conn, s->buffsize,  s->channel_mode,
-                       s->root,      s->net_peer_channels, s->graph};
+                       s->root,      s->net_peer_channels, s->graph,
+                       s->cross_nic >= 0, s->cross_nic >= 0 ? (uint32_t)s->cross_nic : 2};
     return r;
 }
 

@@ -213,20 +213,32 @@ void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
     }
     g->nvswitch_nvls = nvls >= g->nhosts;
     g->nvlink_bw = nsim_search_gpu_total_bw(t, g0);
-    nsim_search_graph *sg = NULL;
-    if (nsim_search_compute(t, NULL, &sg, NULL) != NSIM_OK) {
+    nsim_search_job *job = NULL;
+    if (nsim_search_job_compute(t, NULL, &job, NULL) != NSIM_OK) {
         g->nchannels = 1; /* NCCL's fallback graph (2.2) */
         g->bw_intra = g->bw_inter = 0.1;
         g->type_intra = g->type_inter = NSIM_PATH_SYS;
         return;
     }
-    g->nchannels = sg->nchannels;
+    /* every host's graph, synced as ncclTopoPostset does: the fewest
+     * channels, the lowest bandwidths, the worst path types */
+    const nsim_search_graph *sg = nsim_search_job_limiting(job);
+    g->nchannels = nsim_search_job_nchannels(job);
     g->bw_intra = sg->bw_intra;
     g->bw_inter = sg->bw_inter;
     g->type_intra = sg->type_intra;
     g->type_inter = sg->type_inter;
+    for (uint32_t i = 0; i < nsim_search_job_ngraphs(job); i++) {
+        const nsim_search_graph *x = nsim_search_job_graph_at(job, i);
+        g->bw_intra = x->bw_intra < g->bw_intra ? x->bw_intra : g->bw_intra;
+        g->bw_inter = x->bw_inter < g->bw_inter ? x->bw_inter : g->bw_inter;
+        g->type_intra = x->type_intra > g->type_intra ? x->type_intra
+                                                      : g->type_intra;
+        g->type_inter = x->type_inter > g->type_inter ? x->type_inter
+                                                      : g->type_inter;
+    }
     g->comm_channels = nsim_search_comm_channels(sg, 0, 0);
-    nsim_search_graph_destroy(sg);
+    nsim_search_job_destroy(job);
 }
 
 uint32_t nsim_plan_default_channels(nsim_topo *t)
@@ -827,14 +839,19 @@ static int graph_ring(nsim_topo *t, const host_list *hl,
 }
 
 /* Multi-host rings from NCCL's search (nccl-internals 2.2, 2.4): every
- * host runs graph channel c's GPU order, entering on its entry NET and
- * leaving on its exit NET; with NCCL_CROSS_NIC=2 odd hosts run channel
- * c ^ 1 so that the rails line up (file 21's rings). */
+ * host runs channel c of its own graph (the channel count synced to the
+ * hosts' minimum), entering on its entry NET and leaving on its exit NET;
+ * with NCCL_CROSS_NIC=2 odd hosts run channel c ^ 1 so that the rails
+ * line up (file 21's rings). */
 static int search_rings(nsim_topo *t, const host_list *hl, nsim_plan *p)
 {
-    nsim_search_graph *g = NULL;
-    uint32_t nh = hl->nhosts, n = p->nranks;
-    if (nsim_search_compute(t, NULL, &g, NULL) != NSIM_OK || g->nchannels == 0)
+    nsim_search_job *job = NULL;
+    uint32_t nh = hl->nhosts, n = p->nranks, nch;
+    nsim_search_opts o = {0, -1, 0, 0, -1};
+    if (p->req.cross_nic_given)
+        o.cross_nic = (int32_t)p->req.cross_nic;
+    if (nsim_search_job_compute(t, &o, &job, NULL) != NSIM_OK ||
+        (nch = nsim_search_job_nchannels(job)) == 0)
         goto no;
     p->ring_nic_in = malloc((size_t)p->nchannels * nh * sizeof(int32_t));
     p->ring_nic_out = malloc((size_t)p->nchannels * nh * sizeof(int32_t));
@@ -843,8 +860,10 @@ static int search_rings(nsim_topo *t, const host_list *hl, nsim_plan *p)
     for (uint32_t c = 0; c < p->nchannels; c++) {
         uint32_t k = 0;
         for (uint32_t h = 0; h < nh; h++) {
-            uint32_t gc = c % g->nchannels, m = hl->start[h + 1] - hl->start[h];
-            if ((h & 1) && g->crossnic == 2 && (gc ^ 1) < g->nchannels)
+            int32_t host = nsim_topo_device(t, nsim_topo_rank_device(t, hl->ranks[hl->start[h]]))->host;
+            const nsim_search_graph *g = nsim_search_job_graph(job, host);
+            uint32_t gc = c % nch, m = hl->start[h + 1] - hl->start[h];
+            if ((h & 1) && g->crossnic == 2 && (gc ^ 1) < nch)
                 gc ^= 1;
             if (m != g->ngpus)
                 goto no;
@@ -855,20 +874,19 @@ static int search_rings(nsim_topo *t, const host_list *hl, nsim_plan *p)
                 p->ring[c * n + k++] = hl->ranks[hl->start[h] + li];
             }
             uint32_t nin, nout;
-            int32_t host = nsim_topo_device(t, nsim_topo_rank_device(t, hl->ranks[hl->start[h]]))->host;
             p->ring_nic_in[c * nh + h] =
                 g->nic_in[gc] >= 0 && map_nic(t, (uint32_t)g->nic_in[gc], host, &nin) == NSIM_OK ? (int32_t)nin : -1;
             p->ring_nic_out[c * nh + h] =
                 g->nic_out[gc] >= 0 && map_nic(t, (uint32_t)g->nic_out[gc], host, &nout) == NSIM_OK ? (int32_t)nout : -1;
         }
     }
-    nsim_search_graph_destroy(g);
+    nsim_search_job_destroy(job);
     return NSIM_OK;
 no:
     free(p->ring_nic_in);
     free(p->ring_nic_out);
     p->ring_nic_in = p->ring_nic_out = NULL;
-    nsim_search_graph_destroy(g);
+    nsim_search_job_destroy(job);
     return NSIM_ENOENT;
 }
 

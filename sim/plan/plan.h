@@ -130,6 +130,9 @@ typedef struct nsim_plan_req {
     /* rings and NICs replayed from an NCCL graph dump (NCCL_GRAPH_DUMP_FILE)
      * instead of the planner's own: borrowed, may be NULL */
     const struct nsim_ncclgraph *graph;
+    /* NCCL_CROSS_NIC (0, 1, 2) for the search behind multi-host rings;
+     * unset: NCCL's default 2 */
+    uint32_t cross_nic_given, cross_nic;
 } nsim_plan_req;
 
 typedef struct nsim_plan {

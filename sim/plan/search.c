@@ -1269,3 +1269,215 @@ void nsim_search_dump(const nsim_search_graph *g, const nsim_topo *t,
         }
     fprintf(f, "\n");
 }
+
+/* ---- the job: every host's graph, then the minimum ------------------ */
+
+/* A host's shape: its devices in device order (type, GPU rank order and
+ * generation, NIC ports and speed, NVLS, P2P) and its internal links by
+ * local index. Two hosts of one shape find the same graph. */
+typedef struct host_shape {
+    int32_t host;
+    uint32_t ndev, nlink;
+    uint32_t *dev;  /* ndev device ids */
+    uint32_t *link; /* nlink link ids whose both ends are on the host */
+} host_shape;
+
+static int32_t local_of(const host_shape *s, uint32_t dev)
+{
+    for (uint32_t i = 0; i < s->ndev; i++)
+        if (s->dev[i] == dev)
+            return (int32_t)i;
+    return -1;
+}
+
+static int shape_build(const nsim_topo *t, int32_t host, host_shape *s)
+{
+    uint32_t nd = nsim_topo_ndevices(t), nl = nsim_topo_nlinks(t);
+    s->host = host;
+    s->ndev = s->nlink = 0;
+    s->dev = malloc(nd * sizeof *s->dev);
+    s->link = malloc(nl * sizeof *s->link);
+    if (s->dev == NULL || s->link == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t d = 0; d < nd; d++)
+        if (nsim_topo_device(t, d)->host == host)
+            s->dev[s->ndev++] = d;
+    for (uint32_t i = 0; i < nl; i++) {
+        const nsim_link *l = nsim_topo_link(t, i);
+        if (nsim_topo_device(t, l->src)->host == host &&
+            nsim_topo_device(t, l->dst)->host == host)
+            s->link[s->nlink++] = i;
+    }
+    return NSIM_OK;
+}
+
+static int same_device(const nsim_device *a, const nsim_device *b)
+{
+    return a->type == b->type && a->sm == b->sm && a->no_p2p == b->no_p2p &&
+           a->nvls == b->nvls && a->nic_ports == b->nic_ports &&
+           a->port_bw == b->port_bw && a->gdr == b->gdr &&
+           a->link_layer == b->link_layer && strcmp(a->gen, b->gen) == 0 &&
+           (a->rank < 0) == (b->rank < 0);
+}
+
+static int same_shape(const nsim_topo *t, const host_shape *a,
+                      const host_shape *b)
+{
+    if (a->ndev != b->ndev || a->nlink != b->nlink)
+        return 0;
+    for (uint32_t i = 0; i < a->ndev; i++)
+        if (!same_device(nsim_topo_device(t, a->dev[i]),
+                         nsim_topo_device(t, b->dev[i])))
+            return 0;
+    for (uint32_t i = 0; i < a->nlink; i++) {
+        const nsim_link *x = nsim_topo_link(t, a->link[i]);
+        const nsim_link *y = nsim_topo_link(t, b->link[i]);
+        if (x->type != y->type || x->bw != y->bw || x->count != y->count ||
+            local_of(a, x->src) != local_of(b, y->src) ||
+            local_of(a, x->dst) != local_of(b, y->dst))
+            return 0;
+    }
+    /* the GPUs' ranks in the same relative order (NCCL's local index is
+     * the rank order inside the host) */
+    for (uint32_t i = 0; i < a->ndev; i++)
+        for (uint32_t j = i + 1; j < a->ndev; j++) {
+            int32_t ai = nsim_topo_device(t, a->dev[i])->rank;
+            int32_t aj = nsim_topo_device(t, a->dev[j])->rank;
+            int32_t bi = nsim_topo_device(t, b->dev[i])->rank;
+            int32_t bj = nsim_topo_device(t, b->dev[j])->rank;
+            if (ai >= 0 && aj >= 0 && (ai < aj) != (bi < bj))
+                return 0;
+        }
+    return 1;
+}
+
+struct nsim_search_job {
+    uint32_t nhosts, ngraphs, nchannels;
+    int32_t *host;              /* host ids in order of their first rank */
+    uint32_t *graph_of;         /* per host: its graph in graphs[] */
+    nsim_search_graph **graphs; /* one search per distinct host shape */
+};
+
+static void shapes_free(host_shape *s, uint32_t n)
+{
+    for (uint32_t i = 0; s != NULL && i < n; i++) {
+        free(s[i].dev);
+        free(s[i].link);
+    }
+    free(s);
+}
+
+int nsim_search_job_compute(nsim_topo *t, const nsim_search_opts *o,
+                            nsim_search_job **out, nsim_err *err)
+{
+    nsim_search_opts opt = {0, -1, 0, 0, -1};
+    uint32_t nr = nsim_topo_nranks(t);
+    *out = NULL;
+    if (o != NULL)
+        opt = *o;
+    if (nr == 0)
+        return NSIM_ERR(err, NSIM_ECONFIG, "search: the topology has no GPU");
+    nsim_search_job *j = calloc(1, sizeof *j);
+    host_shape *shape = calloc(nr, sizeof *shape); /* per graph */
+    if (j == NULL || shape == NULL ||
+        (j->host = malloc(nr * sizeof *j->host)) == NULL ||
+        (j->graph_of = malloc(nr * sizeof *j->graph_of)) == NULL ||
+        (j->graphs = calloc(nr, sizeof *j->graphs)) == NULL) {
+        free(shape);
+        nsim_search_job_destroy(j);
+        return NSIM_ERR(err, NSIM_ENOMEM, "search: out of memory");
+    }
+    int rc = NSIM_OK;
+    host_shape mine = {0};
+    for (uint32_t r = 0; rc == NSIM_OK && r < nr; r++) {
+        int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, r))->host;
+        uint32_t x, g;
+        for (x = 0; x < j->nhosts && j->host[x] != h; x++)
+            ;
+        if (x < j->nhosts)
+            continue;
+        j->host[j->nhosts] = h;
+        rc = shape_build(t, h, &mine);
+        for (g = 0; rc == NSIM_OK && g < j->ngraphs &&
+                    !same_shape(t, &shape[g], &mine); g++)
+            ;
+        if (rc == NSIM_OK && g == j->ngraphs) { /* a new shape: search it */
+            opt.host = h;
+            rc = nsim_search_compute(t, &opt, &j->graphs[g], err);
+            if (rc == NSIM_OK) {
+                shape[g] = mine;
+                mine = (host_shape){0};
+                j->ngraphs++;
+            }
+        }
+        free(mine.dev);
+        free(mine.link);
+        mine = (host_shape){0};
+        j->graph_of[j->nhosts++] = g;
+    }
+    shapes_free(shape, j->ngraphs);
+    if (rc != NSIM_OK) {
+        if (rc == NSIM_ENOMEM)
+            NSIM_ERR(err, rc, "search: out of memory");
+        nsim_search_job_destroy(j);
+        return rc;
+    }
+    /* ncclTopoPostset syncs the channel count over all ranks: the
+     * minimum (nccl-internals 2.2) */
+    j->nchannels = UINT32_MAX;
+    for (uint32_t g = 0; g < j->ngraphs; g++)
+        if (j->graphs[g]->nchannels < j->nchannels)
+            j->nchannels = j->graphs[g]->nchannels;
+    *out = j;
+    return NSIM_OK;
+}
+
+void nsim_search_job_destroy(nsim_search_job *j)
+{
+    if (j == NULL)
+        return;
+    for (uint32_t g = 0; j->graphs != NULL && g < j->ngraphs; g++)
+        nsim_search_graph_destroy(j->graphs[g]);
+    free(j->graphs);
+    free(j->graph_of);
+    free(j->host);
+    free(j);
+}
+
+uint32_t nsim_search_job_nchannels(const nsim_search_job *j)
+{
+    return j->nchannels;
+}
+
+uint32_t nsim_search_job_ngraphs(const nsim_search_job *j)
+{
+    return j->ngraphs;
+}
+
+const nsim_search_graph *nsim_search_job_graph_at(const nsim_search_job *j,
+                                                  uint32_t i)
+{
+    return i < j->ngraphs ? j->graphs[i] : NULL;
+}
+
+const nsim_search_graph *nsim_search_job_graph(const nsim_search_job *j,
+                                               int32_t host)
+{
+    for (uint32_t x = 0; x < j->nhosts; x++)
+        if (j->host[x] == host)
+            return j->graphs[j->graph_of[x]];
+    return NULL;
+}
+
+const nsim_search_graph *nsim_search_job_limiting(const nsim_search_job *j)
+{
+    const nsim_search_graph *best = j->graphs[0];
+    for (uint32_t g = 1; g < j->ngraphs; g++) {
+        const nsim_search_graph *x = j->graphs[g];
+        if (x->nchannels < best->nchannels ||
+            (x->nchannels == best->nchannels &&
+             x->bw_intra + x->bw_inter < best->bw_intra + best->bw_inter))
+            best = x;
+    }
+    return best;
+}

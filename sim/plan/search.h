@@ -59,6 +59,28 @@ NSIM_NODISCARD int nsim_search_compute(nsim_topo *t,
                                        nsim_err *err);
 void nsim_search_graph_destroy(nsim_search_graph *g); /* NULL-safe */
 
+/* The job's graphs: NCCL searches on every host, then ncclTopoPostset
+ * gives every rank the minimum channel count (2.2). Hosts of the same
+ * shape (devices, internal links, GPU rank order) share one search, so a
+ * cluster of identical hosts costs one. o->host is ignored. */
+typedef struct nsim_search_job nsim_search_job;
+NSIM_NODISCARD int nsim_search_job_compute(nsim_topo *t,
+                                           const nsim_search_opts *o,
+                                           nsim_search_job **out,
+                                           nsim_err *err);
+void nsim_search_job_destroy(nsim_search_job *j); /* NULL-safe */
+/* The minimum channel count over the hosts' graphs. */
+uint32_t nsim_search_job_nchannels(const nsim_search_job *j);
+/* The graph host `host` found (its twin's); NULL if no rank is there. */
+const nsim_search_graph *nsim_search_job_graph(const nsim_search_job *j,
+                                               int32_t host);
+/* The distinct graphs (one per host shape). */
+uint32_t nsim_search_job_ngraphs(const nsim_search_job *j);
+const nsim_search_graph *nsim_search_job_graph_at(const nsim_search_job *j,
+                                                  uint32_t i);
+/* The graph with the fewest channels (then the lowest bandwidth). */
+const nsim_search_graph *nsim_search_job_limiting(const nsim_search_job *j);
+
 /* The communicator's channel count from the ring graph (2.5): postset
  * doubling, the sm90 multi-host doubling, then NCCL_MAX_NCHANNELS and
  * NCCL_MIN_NCHANNELS (0: unset). */

@@ -10,9 +10,12 @@
 #include "nsim_test.h"
 #include "sim/plan/search.h"
 #include "sim/topo/cluster.h"
+#include "sim/plan/plan.h"
 #include "sim/topo/nccl_graph.h"
+#include "sim/topo/nccl_xml.h"
 
 #define SCEN NSIM_SOURCE_DIR "/scenarios/"
+#define XML NSIM_SOURCE_DIR "/tests/data/xml/"
 
 static nsim_search_graph *search_of(nsim_topo *t, int cross_nic)
 {
@@ -212,6 +215,65 @@ static void test_clamps(void)
     nsim_topo_destroy(t);
 }
 
+/* Every host searches, then the channel count is the minimum
+ * (ncclTopoPostset). Identical hosts share one search; an OCI H100 host
+ * next to a Nebius VM whose XML shows no NVLink (PCIe-only rings, fewer
+ * channels) gives two graphs, the VM's count for both, and each host's
+ * rings leave on NICs its own search chose. */
+static void test_job_hosts(void)
+{
+    nsim_err err = {0};
+    nsim_search_job *j = NULL;
+    nsim_topo *t = cluster("dgx-h100", 4);
+    NSIM_ASSERT_OK(nsim_search_job_compute(t, NULL, &j, &err));
+    CU_ASSERT_EQUAL(nsim_search_job_ngraphs(j), 1);
+    CU_ASSERT_EQUAL(nsim_search_job_nchannels(j), 8);
+    CU_ASSERT_PTR_EQUAL(nsim_search_job_graph(j, 3), nsim_search_job_graph(j, 0));
+    nsim_search_job_destroy(j);
+    nsim_topo_destroy(t);
+
+    const char *f[] = {XML "oci-bm.gpu.h100.8-topo.xml",
+                       XML "nebius-h100-vm-topo.xml"};
+    nsim_fabric_cfg fc = {.kind = NSIM_FABRIC_SWITCH, .oversub = 1};
+    t = NULL;
+    NSIM_ASSERT_OK(nsim_ncclxml_load(f, 2, NULL, &t, NULL, &err));
+    NSIM_ASSERT_OK(nsim_cluster_add_fabric(t, &fc, &err));
+    NSIM_ASSERT_OK(nsim_topo_finalize(t, "mixed", &err));
+    NSIM_ASSERT_OK(nsim_search_job_compute(t, NULL, &j, &err));
+    CU_ASSERT_EQUAL(nsim_search_job_ngraphs(j), 2);
+    const nsim_search_graph *g0 = nsim_search_job_graph(j, 0);
+    const nsim_search_graph *g1 = nsim_search_job_graph(j, 1);
+    CU_ASSERT_EQUAL(g0->host, 0);
+    CU_ASSERT_EQUAL(g1->host, 1);
+    CU_ASSERT(g1->nchannels < g0->nchannels);
+    CU_ASSERT_EQUAL(nsim_search_job_nchannels(j), g1->nchannels);
+    CU_ASSERT_PTR_EQUAL(nsim_search_job_limiting(j), g1);
+    nsim_plan_graph pg;
+    nsim_plan_graph_get(t, &pg);
+    CU_ASSERT_EQUAL(pg.nchannels, g1->nchannels);
+    CU_ASSERT_DOUBLE_EQUAL(pg.bw_intra, g1->bw_intra, 1e-9);
+
+    /* the planner's rings: on host 1 each channel leaves on the NIC of
+     * host 1's own graph channel */
+    nsim_plan_req r = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, NSIM_PROTO_SIMPLE,
+                       64u << 20, 4, 0, 1, 4u << 20, NSIM_CHANNEL_DEDICATED,
+                       0, 0, NULL, 0, 0};
+    nsim_plan *p = NULL;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    CU_ASSERT_EQUAL(p->nchannels, nsim_search_comm_channels(g1, 0, 0));
+    uint32_t nch = nsim_search_job_nchannels(j);
+    for (uint32_t c = 0; p->ring_nic_out != NULL && c < p->nchannels; c++) {
+        uint32_t gc = c % nch;
+        if (g1->crossnic == 2 && (gc ^ 1) < nch)
+            gc ^= 1; /* host 1 is odd */
+        CU_ASSERT_EQUAL(p->ring_nic_out[c * 2 + 1], g1->nic_out[gc]);
+    }
+    CU_ASSERT_PTR_NOT_NULL(p->ring_nic_out);
+    nsim_plan_destroy(p);
+    nsim_search_job_destroy(j);
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_search[] = {
     {"8x H100 NVSwitch: 6 x 60 -> 12 x 30, 24 channels", test_h100_one_host},
     {"8x B200 NVSwitch: 8 x 90 -> 16 x 45, 32 channels", test_b200_one_host},
@@ -220,5 +282,6 @@ CU_TestInfo nsim_test_search[] = {
     {"DGX A100 one and two hosts", test_a100},
     {"PCIe boxes: 8x L40S, 2 GPUs without P2P", test_pcie},
     {"NCCL_MIN/MAX_NCHANNELS and the doubling rules", test_clamps},
+    {"every host searches; channels are the minimum", test_job_hosts},
     CU_TEST_INFO_NULL,
 };
