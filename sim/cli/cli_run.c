@@ -163,7 +163,7 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
         s->algo_set = strcasecmp(arg, "auto") != 0;
         if (s->algo_set && nsim_algo_parse(arg, &s->algo) != NSIM_OK)
             return nsim_cli_usage(cmd, "--algo: expected Ring, Tree, NVLS, "
-                                       "NVLSTree or auto");
+                                       "NVLSTree, PAT or auto");
         return 0;
     case OPT_PROTO:
         s->proto_set = strcasecmp(arg, "auto") != 0;

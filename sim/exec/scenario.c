@@ -289,7 +289,7 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
     NSIM_TRY(read_enum(c, root, "protocol", parse_proto, &s->proto,
                        "Simple, LL or LL128"));
     NSIM_TRY(read_enum(c, root, "algorithm", parse_algo, &s->algo,
-                       "Ring, Tree, NVLS or NVLSTree"));
+                       "Ring, Tree, NVLS, NVLSTree or PAT"));
     s->proto_set = cJSON_GetObjectItemCaseSensitive(root, "protocol") != NULL;
     s->algo_set = cJSON_GetObjectItemCaseSensitive(root, "algorithm") != NULL;
     NSIM_TRY(read_enum(c, root, "channel_mode", parse_mode, &s->channel_mode,

@@ -47,6 +47,7 @@ typedef enum nsim_algo {
     NSIM_ALGO_TREE,
     NSIM_ALGO_NVLS,
     NSIM_ALGO_NVLSTREE, /* NVLS inside hosts, double binary tree between */
+    NSIM_ALGO_PAT,      /* AllGather / ReduceScatter, 1 GPU per host */
     NSIM_ALGO__COUNT
 } nsim_algo;
 
@@ -98,6 +99,7 @@ typedef struct nsim_plan_conn {
 /* Tree arity 3 (nccl 2.4) needs 1 + 2 connections; PAT one per
  * doubling phase, log2(nranks) <= 8. */
 #define NSIM_LANE_MORE_CONNS 7
+#define NSIM_PAT_MAX_RANKS 256
 
 /* The work of one rank on one channel (or, for trees, one of the two
  * halves of the channel's thread block: reduce up, broadcast down). */
