@@ -366,9 +366,23 @@ int nsim_tune_pick(nsim_topo *t, nsim_coll c, uint64_t bytes,
                    int algo_forced, int proto_forced, nsim_algo *algo,
                    nsim_proto *proto, double *time_us, nsim_err *err)
 {
+    return nsim_tune_pick_without(t, c, bytes, algo_forced, proto_forced, 0,
+                                  algo, proto, time_us, err);
+}
+
+int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
+                           int algo_forced, int proto_forced,
+                           uint32_t disabled, nsim_algo *algo,
+                           nsim_proto *proto, double *time_us, nsim_err *err)
+{
     nsim_plan_graph g;
     nsim_plan_graph_get(t, &g);
     *time_us = -1;
+    if (algo_forced && (unsigned)*algo < 32 && (disabled >> *algo & 1u))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm %s is disabled (%s)", nsim_algo_name(*algo),
+                        *algo == NSIM_ALGO_PAT ? "NCCL_PAT_ENABLE=0"
+                                               : "not enabled");
     if (algo_forced)
         NSIM_TRY(nsim_tune_check(t, c, *algo,
                                  proto_forced ? *proto : NSIM_PROTO_SIMPLE,
@@ -397,6 +411,7 @@ int nsim_tune_pick(nsim_topo *t, nsim_coll c, uint64_t bytes,
             nsim_algo a = algos[i];
             nsim_proto p = protos[j];
             if ((algo_forced && a != a0) || (proto_forced && p != p0) ||
+                (disabled >> a & 1u) ||
                 nsim_tune_check(t, c, a, p, NULL) != NSIM_OK)
                 continue;
             double us = nsim_tune_time_us(&g, c, a, p, bytes);

@@ -45,3 +45,9 @@ nsim_expect(cli.pat.debug 0
 nsim_expect(cli.pat.plan 0
             CMD ${NCCLSIM} plan ${PAT_D}/pat-4host-allgather.json
             OUT "\"algorithm\":\t\"PAT\",\n.*\"per_step_conns\":\ttrue,")
+nsim_expect(cli.pat.disabled_env 0
+            CMD ${NCCLSIM} run ${PAT_D}/pat-4host-disabled.json
+            OUT "\n +1048576 [^\n]* Ring/[A-Za-z0-9]+ +4\n")
+nsim_expect(cli.pat.disabled_forced 1
+            CMD ${NCCLSIM} run ${PAT_D}/pat-4host-disabled.json --algo PAT
+            ERR "^ncclsim: [^\n]*algorithm PAT is disabled \\(NCCL_PAT_ENABLE=0\\)\n$")

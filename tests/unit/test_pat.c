@@ -183,6 +183,18 @@ static void test_tuner(void)
                                   &(nsim_algo){NSIM_ALGO_PAT}, &pr, &us,
                                   &err));
     CU_ASSERT(pr == NSIM_PROTO_SIMPLE && us > 0);
+    /* NCCL_PAT_ENABLE=0: PAT is never picked, forcing it is an error */
+    uint32_t off = 1u << NSIM_ALGO_PAT;
+    NSIM_ASSERT_OK(nsim_tune_pick(t4, NSIM_COLL_ALLGATHER, 1u << 20, 0, 0,
+                                  &a, &pr, &us, &err));
+    CU_ASSERT(a == NSIM_ALGO_PAT);
+    NSIM_ASSERT_OK(nsim_tune_pick_without(t4, NSIM_COLL_ALLGATHER, 1u << 20,
+                                          0, 0, off, &a, &pr, &us, &err));
+    CU_ASSERT(a == NSIM_ALGO_RING);
+    a = NSIM_ALGO_PAT;
+    CU_ASSERT_EQUAL(nsim_tune_pick_without(t4, NSIM_COLL_ALLGATHER, 1u << 20,
+                                           1, 0, off, &a, &pr, &us, &err),
+                    NSIM_ECONFIG);
     /* refusals, each with its reason */
     CU_ASSERT_EQUAL(nsim_tune_check(dgx, NSIM_COLL_ALLGATHER, NSIM_ALGO_PAT,
                                     NSIM_PROTO_SIMPLE, &err), NSIM_ECONFIG);
