@@ -20,6 +20,12 @@
 
 #include "plan_int.h"
 
+/* Sends a rank posts ahead of its receives within a phase: as many as a
+ * connection has slots (NCCL's primitives post into any free slot); no
+ * more, so that no rank waits to receive what its peer cannot yet
+ * send. */
+#define PAT_WINDOW NSIM_NCCL_STEPS
+
 static uint32_t pat_phases(uint32_t n)
 {
     uint32_t l = 0;
@@ -69,9 +75,18 @@ static int pat_conns(nsim_topo *t, nsim_plan *p, uint32_t l, nsim_err *err)
     return NSIM_OK;
 }
 
+/* The j-th block rank r sends (snd) or receives in the phase at
+ * distance d: AllGather sends r-j, receives r-d-j; ReduceScatter sends
+ * the partial sums of r-d-j, receives those of r-j. */
+static uint32_t pat_block(int ag, int snd, uint32_t r, uint32_t n,
+                          uint32_t d, uint32_t j)
+{
+    return ag == snd ? (r + n - j) % n : (r + 2 * n - d - j) % n;
+}
+
 /* The ops of rank r on channel c: per chunk, every phase in order
- * (ReduceScatter: reversed), per block a send then a receive, so that
- * no rank waits to receive before it has sent. */
+ * (ReduceScatter: reversed), the phase's sends up to PAT_WINDOW ahead of
+ * its receives, so that no rank waits to receive before it has sent. */
 static int pat_ops(const nsim_plan *p, uint32_t c, uint32_t r, uint32_t l,
                    op_buf *b)
 {
@@ -88,16 +103,22 @@ static int pat_ops(const nsim_plan *p, uint32_t c, uint32_t r, uint32_t l,
             /* AllGather: r holds r, r-1, ..., r-(2^s - 1) and sends the
              * first m on; ReduceScatter: the partial sums of r-2^s-j
              * go to r-2^s, those of r-j come from r+2^s */
-            for (uint32_t j = 0; j < m; j++) {
-                uint32_t sblk = ag ? (r + n - j) % n : (r + 2 * n - d - j) % n;
-                uint32_t rblk = ag ? (r + 2 * n - d - j) % n : (r + n - j) % n;
-                uint64_t base = p->chan_offset[c] + off;
-                nsim_plan_op so = {NSIM_PRIM_SEND, 0, (uint16_t)s, sblk,
-                                   sblk * blk + base, piece};
-                nsim_plan_op ro = {rprim, 0, (uint16_t)s, rblk,
-                                   rblk * blk + base, piece};
-                NSIM_TRY(nsim__plan_push_op(b, so));
-                NSIM_TRY(nsim__plan_push_op(b, ro));
+            uint64_t base = p->chan_offset[c] + off;
+            uint32_t w = m < PAT_WINDOW ? m : PAT_WINDOW;
+            for (uint32_t j = 0; j < m + w; j++) {
+                if (j >= w) { /* receive block j - w */
+                    uint32_t k = j - w;
+                    uint32_t rb = pat_block(ag, 0, r, n, d, k);
+                    nsim_plan_op ro = {rprim, 0, (uint16_t)s, rb,
+                                       rb * blk + base, piece};
+                    NSIM_TRY(nsim__plan_push_op(b, ro));
+                }
+                if (j < m) {
+                    uint32_t sb = pat_block(ag, 1, r, n, d, j);
+                    nsim_plan_op so = {NSIM_PRIM_SEND, 0, (uint16_t)s, sb,
+                                       sb * blk + base, piece};
+                    NSIM_TRY(nsim__plan_push_op(b, so));
+                }
             }
         }
     }
