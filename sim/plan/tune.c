@@ -404,8 +404,8 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
     static const nsim_proto protos[] = {NSIM_PROTO_LL, NSIM_PROTO_LL128,
                                         NSIM_PROTO_SIMPLE};
     double best = -1;
-    nsim_algo a0 = *algo;
-    nsim_proto p0 = *proto;
+    nsim_algo a0 = algo_forced ? *algo : NSIM_ALGO_RING;
+    nsim_proto p0 = proto_forced ? *proto : NSIM_PROTO_SIMPLE;
     for (int i = 0; i < 5; i++)
         for (int j = 0; j < 3; j++) {
             nsim_algo a = algos[i];
