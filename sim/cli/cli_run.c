@@ -163,7 +163,7 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
         s->algo_set = strcasecmp(arg, "auto") != 0;
         if (s->algo_set && nsim_algo_parse(arg, &s->algo) != NSIM_OK)
             return nsim_cli_usage(cmd, "--algo: expected Ring, Tree, NVLS, "
-                                       "NVLSTree or auto");
+                                       "NVLSTree, PAT or auto");
         return 0;
     case OPT_PROTO:
         s->proto_set = strcasecmp(arg, "auto") != 0;
@@ -250,9 +250,10 @@ static int request_for(const nsim_scenario *s, uint64_t bytes,
                        nsim_plan_req *req, double *pred_us, nsim_err *err)
 {
     *req = nsim_scenario_request(s, bytes);
-    int rc = nsim_tune_pick(s->topo, s->coll, bytes, s->algo_set,
-                            s->proto_set, &req->algo, &req->proto, pred_us,
-                            err);
+    uint32_t off = s->pat_enable == 0 ? 1u << NSIM_ALGO_PAT : 0;
+    int rc = nsim_tune_pick_without(s->topo, s->coll, bytes, s->algo_set,
+                                    s->proto_set, off, &req->algo,
+                                    &req->proto, pred_us, err);
     nsim_scenario_fit_request(s, req);
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];

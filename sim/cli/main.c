@@ -70,7 +70,7 @@ const nsim_cmd nsim_cli_commands[] = {
      "  -o, --op OP            reduction: sum, prod, max, min, avg\n"
      "  -r, --root RANK        root of broadcast / reduce\n"
      "  --algo A, --proto P    force NCCL_ALGO (Ring, Tree, NVLS,\n"
-     "                         NVLSTree) / NCCL_PROTO (Simple, LL,\n"
+     "                         NVLSTree, PAT) / NCCL_PROTO (Simple, LL,\n"
      "                         LL128); auto: the\n"
      "                         tuner's pick, even if the scenario forces one\n"
      "  -g N                   GPUs per host thread (nccl-tests -g): one\n"

@@ -56,17 +56,32 @@ static const nsim_transport_ops *const transports[3] = {
 
 static void lane_try(exec *ex, uint32_t li);
 
+/* The connections op uses among the lane's n: all of them, or (PAT)
+ * only the one of its phase. */
+static void op_conns(const lane_rt *l, const nsim_plan_op *op, uint32_t n,
+                     uint32_t *k0, uint32_t *k1)
+{
+    *k0 = 0;
+    *k1 = n;
+    if (l->pl->per_step_conns) {
+        *k0 = op->step < n ? op->step : n;
+        *k1 = op->step < n ? op->step + 1u : n;
+    }
+}
+
 static void on_lane_done(nsim_sim *sim, nsim_event *ev)
 {
     exec *ex = ev->target;
     uint32_t li = (uint32_t)ev->arg.u64;
     lane_rt *l = &ex->lanes[li];
     const nsim_plan_op *op = &l->pl->ops[l->op];
+    uint32_t k0, k1;
+    op_conns(l, op, l->nrecv, &k0, &k1);
     l->busy = 0;
     if (ex->spans != NULL)
         ex->spans[ex->nspans++] = (nsim_op_span){li, l->op, l->op_start,
                                                  nsim_sim_now(sim)};
-    for (uint32_t k = 0; (op->prim & NSIM_PRIM_RECV) && k < l->nrecv; k++) {
+    for (uint32_t k = k0; (op->prim & NSIM_PRIM_RECV) && k < k1; k++) {
         conn_rt *c = &ex->conns[l->recv[k]];
         c->consumed++;
         c->st.recv_slices++;
@@ -90,11 +105,14 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
  * waiting for a slot; the wait is charged to the first connection. */
 static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
 {
-    for (uint32_t k = 0; (op->prim & NSIM_PRIM_RECV) && k < l->nrecv; k++)
+    uint32_t k0, k1;
+    op_conns(l, op, l->nrecv, &k0, &k1);
+    for (uint32_t k = k0; (op->prim & NSIM_PRIM_RECV) && k < k1; k++)
         if (ex->conns[l->recv[k]].visible <= ex->conns[l->recv[k]].consumed)
             return 0;
     if (op->prim & NSIM_PRIM_SEND) {
-        for (uint32_t k = 0; k < l->nsend; k++) {
+        op_conns(l, op, l->nsend, &k0, &k1);
+        for (uint32_t k = k0; k < k1; k++) {
             conn_rt *s = &ex->conns[l->send[k]];
             if (s->sent - s->credits < ex->max_inflight)
                 continue;
@@ -102,7 +120,7 @@ static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
                 l->waiting_since = nsim_sim_now(ex->sim);
             return 0;
         }
-        conn_rt *c = &ex->conns[l->send[0]];
+        conn_rt *c = &ex->conns[l->send[k0]];
         if (l->waiting_since != NSIM_TIME_MAX) {
             c->st.blocked_credit_ps += nsim_sim_now(ex->sim) - l->waiting_since;
             l->waiting_since = NSIM_TIME_MAX;
@@ -124,7 +142,9 @@ static void lane_try(exec *ex, uint32_t li)
     nsim_time done = nsim_sim_now(ex->sim);
     if (op->prim & NSIM_PRIM_SEND) {
         /* one store stream per destination, through the same block */
-        for (uint32_t k = 0; k < l->nsend; k++) {
+        uint32_t k0, k1;
+        op_conns(l, op, l->nsend, &k0, &k1);
+        for (uint32_t k = k0; k < k1; k++) {
             conn_rt *c = &ex->conns[l->send[k]];
             c->sent++;
             c->st.slices++;

@@ -131,6 +131,8 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
         s->net.adaptive_routing = (int)b;
     } else if (strcmp(key, "NCCL_IB_AR_THRESHOLD") == 0)
         rc = nsim_units_parse_size(v, &s->net.ar_threshold, &why);
+    else if (strcmp(key, "NCCL_PAT_ENABLE") == 0)
+        rc = parse_u32_text(v, 0, 2, &s->pat_enable);
     else if (strcmp(key, "NCCL_NET_SHARED_COMMS") == 0) {
         uint32_t b = 0;
         rc = parse_u32_text(v, 0, 1, &b);
@@ -142,7 +144,8 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
                           "NCCL_IB_QPS_PER_CONNECTION, NCCL_BUFFSIZE, "
                           "NCCL_PROTO, NCCL_ALGO, NCCL_NET_SHARED_COMMS, "
                           "NCCL_IB_SPLIT_DATA_ON_QPS, NCCL_IB_ADAPTIVE_ROUTING, "
-                          "NCCL_IB_AR_THRESHOLD, NCCL_NCHANNELS_PER_NET_PEER)");
+                          "NCCL_IB_AR_THRESHOLD, NCCL_NCHANNELS_PER_NET_PEER, "
+                          "NCCL_PAT_ENABLE)");
     if (rc != NSIM_OK)
         return nsim_jfail(c, "env", key, "invalid value \"%s\"", v);
     return NSIM_OK;
@@ -289,7 +292,7 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
     NSIM_TRY(read_enum(c, root, "protocol", parse_proto, &s->proto,
                        "Simple, LL or LL128"));
     NSIM_TRY(read_enum(c, root, "algorithm", parse_algo, &s->algo,
-                       "Ring, Tree, NVLS or NVLSTree"));
+                       "Ring, Tree, NVLS, NVLSTree or PAT"));
     s->proto_set = cJSON_GetObjectItemCaseSensitive(root, "protocol") != NULL;
     s->algo_set = cJSON_GetObjectItemCaseSensitive(root, "algorithm") != NULL;
     NSIM_TRY(read_enum(c, root, "channel_mode", parse_mode, &s->channel_mode,
@@ -586,6 +589,7 @@ int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
     snprintf(s->source, sizeof s->source, "%s", path);
     s->net = (nsim_net_knobs)NSIM_NET_KNOBS_DEFAULT;
     s->cross_nic = -1;
+    s->pat_enable = 2;
     int rc = nsim_json_load(path, &root, err);
     if (rc == NSIM_OK)
         rc = read_header(s, &c, root);

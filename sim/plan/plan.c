@@ -30,7 +30,8 @@ static const char *const coll_names[NSIM_COLL__COUNT] = {
 static const char *const proto_names[NSIM_PROTO__COUNT] = {"Simple", "LL",
                                                            "LL128"};
 static const char *const algo_names[NSIM_ALGO__COUNT] = {"Ring", "Tree",
-                                                         "NVLS", "NVLSTree"};
+                                                         "NVLS", "NVLSTree",
+                                                         "PAT"};
 
 const char *nsim_coll_name(nsim_coll c)
 {
@@ -1151,6 +1152,8 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
         rc = nsim__plan_build_nvls(t, p, err);
     else if (req->algo == NSIM_ALGO_NVLSTREE)
         rc = nsim__plan_build_nvlstree(t, p, err);
+    else if (req->algo == NSIM_ALGO_PAT)
+        rc = nsim__plan_build_pat(t, p, err);
     else if ((rc = build_rings(t, p, err)) == NSIM_OK &&
              (rc = build_conns(t, p, err)) == NSIM_OK)
         rc = build_ops(p, err);

@@ -47,6 +47,7 @@ typedef enum nsim_algo {
     NSIM_ALGO_TREE,
     NSIM_ALGO_NVLS,
     NSIM_ALGO_NVLSTREE, /* NVLS inside hosts, double binary tree between */
+    NSIM_ALGO_PAT,      /* AllGather / ReduceScatter, 1 GPU per host */
     NSIM_ALGO__COUNT
 } nsim_algo;
 
@@ -95,7 +96,10 @@ typedef struct nsim_plan_conn {
 #define NSIM_NVLS_REDUCED 1u
 #define NSIM_NVLS_STORE 2u
 
-#define NSIM_LANE_MORE_CONNS 2 /* tree arity 3 (nccl 2.4): 1 + 2 more */
+/* Tree arity 3 (nccl 2.4) needs 1 + 2 connections; PAT one per
+ * doubling phase, log2(nranks) <= 8. */
+#define NSIM_LANE_MORE_CONNS 7
+#define NSIM_PAT_MAX_RANKS 256
 
 /* The work of one rank on one channel (or, for trees, one of the two
  * halves of the channel's thread block: reduce up, broadcast down). */
@@ -113,6 +117,10 @@ typedef struct nsim_plan_lane {
     /* 1: runs on the previous lane's thread block (NCCL's tree split:
      * one block, its threads divided between up and down). */
     uint32_t shares_sm;
+    /* PAT: connection k of the lists above (recv_conn / send_conn, then
+     * the _more ones) serves phase k only: an op uses the pair its step
+     * names, not all of them. */
+    uint32_t per_step_conns;
 } nsim_plan_lane;
 
 typedef struct nsim_plan_req {

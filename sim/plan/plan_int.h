@@ -42,6 +42,11 @@ int nsim__plan_build_nvls(nsim_topo *t, nsim_plan *p, nsim_err *err);
 /* NVLSTree AllReduce (nvls.c): NVLS inside every host, the heads' parts
  * along the double binary tree between hosts over NET. */
 int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err);
+/* PAT AllGather / ReduceScatter, one GPU per host (pat.c): per channel
+ * and rank one NET connection per doubling phase. */
+int nsim__plan_build_pat(nsim_topo *t, nsim_plan *p, nsim_err *err);
+/* PAT's chunk for p's size and channels (nccl-internals 3.3). */
+uint64_t nsim__plan_pat_chunk(const nsim_plan *p);
 /* ncclGetBtree / ncclGetDtree (nccl-internals 2.4): parent u (-1 at the
  * root), children d0, d1 (-1: none) of host idx of n in tree 0 or 1, and
  * whether idx is its parent's child 0 or 1. */

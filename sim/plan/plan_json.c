@@ -54,6 +54,8 @@ static cJSON *lane_json(const nsim_plan_lane *l)
                               cJSON_CreateIntArray(sm, (int)l->nsend_more));
         cJSON_AddBoolToObject(o, "shares_sm", l->shares_sm != 0);
     }
+    if (l->per_step_conns) /* PAT: op step k uses connection pair k */
+        cJSON_AddBoolToObject(o, "per_step_conns", 1);
     if ((ops = cJSON_AddArrayToObject(o, "ops")) == NULL)
         return o;
     for (uint32_t i = 0; i < l->nops; i++) {

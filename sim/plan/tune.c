@@ -2,8 +2,9 @@
  *
  * tune.c - NCCL's tuning model (see tune.h). Tables from
  * nccl-internals 4.1 and 4.2 (src/graph/tuning.cc, NCCL 2.30).
- * Does not model: CollNet, PAT, NVLSTree's sm100 tree correction, the TREE-pattern x0.85 (ncclsim's trees
- * are BALANCED_TREE), tuner plugins.
+ * Does not model: CollNet, NVLSTree's sm100 tree correction, the
+ * TREE-pattern x0.85 (ncclsim's trees are BALANCED_TREE), tuner
+ * plugins.
  */
 #include "tune.h"
 
@@ -17,12 +18,16 @@ static const double base_lat[NSIM_ALGO__COUNT][NSIM_PROTO__COUNT] = {
     {8.4, 6.8, 14.0}, /* Tree */
     {0, 0, 0},        /* NVLS */
     {0, 0, 0},        /* NVLSTree */
+    {8.0, 8.0, 8.0},  /* PAT */
 };
 /* hwLat[hw][algo][proto] (us). */
 static const double hw_lat[3][NSIM_ALGO__COUNT][NSIM_PROTO__COUNT] = {
-    {{3.4, 0.6, 1.9}, {4.0, 0.6, 1.25}, {25, 0, 0}, {25, 0, 0}}, /* NVLINK */
-    {{5.7, 1.0, 2.5}, {4.0, 1.0, 1.9}, {0, 0, 0}, {0, 0, 0}},    /* PCI */
-    {{14.0, 2.7, 4.0}, {14, 5.0, 8.5}, {18, 0, 0}, {20.9, 0, 0}}, /* NET */
+    {{3.4, 0.6, 1.9}, {4.0, 0.6, 1.25}, {25, 0, 0}, {25, 0, 0},
+     {4.0, 0, 0}}, /* NVLINK */
+    {{5.7, 1.0, 2.5}, {4.0, 1.0, 1.9}, {0, 0, 0}, {0, 0, 0},
+     {4.0, 0, 0}}, /* PCI */
+    {{14.0, 2.7, 4.0}, {14, 5.0, 8.5}, {18, 0, 0}, {20.9, 0, 0},
+     {14, 0, 0}}, /* NET */
 };
 /* llMaxBws[row][nHosts 1 / 2 / >2] (GB/s). */
 static const double ll_max_bw[4][3] = {
@@ -210,6 +215,30 @@ static double nvlstree_time(const nsim_plan_graph *g, nsim_coll c,
     return lat + (double)bytes / (1000.0 * alg);
 }
 
+/* PAT AllGather / ReduceScatter (4.1, 4.2, 4.3): Simple only, one rank
+ * per host on more than one host, sm >= 60. busBw = nCh x (bwIntra on
+ * <= 2 hosts, else bwInter) x 0.75, not converted (a non-ring AG/RS:
+ * algorithm bandwidth = busBw); latency base (8) + floor(log2 nHosts) x
+ * interLat / 3.5 + 2.8 x nRanks, interLat = hwLat[NET][Tree][Simple]
+ * (14 us: one rank per host). NCCL takes the tree graph's channels and
+ * speed; ncclsim's ring graph stands in (the same on 1 GPU per host). */
+static double pat_time(const nsim_plan_graph *g, nsim_coll c, nsim_proto p,
+                       uint64_t bytes)
+{
+    if ((c != NSIM_COLL_ALLGATHER && c != NSIM_COLL_REDUCESCATTER) ||
+        p != NSIM_PROTO_SIMPLE || g->nhosts < 2 || g->nranks != g->nhosts ||
+        g->sm < 60 || g->nranks > NSIM_PAT_MAX_RANKS)
+        return -1;
+    double bw = g->nchannels * (g->nhosts <= 2 ? g->bw_intra : g->bw_inter) *
+                0.75;
+    if (bw <= 0)
+        return -1;
+    double lat = base_lat[NSIM_ALGO_PAT][p] +
+                 log2i(g->nhosts) * hw_lat[HW_NET][NSIM_ALGO_TREE][p] / 3.5 +
+                 2.8 * g->nranks;
+    return lat + (double)bytes / (1000.0 * bw);
+}
+
 double nsim_tune_time_us(const nsim_plan_graph *g, nsim_coll c, nsim_algo a,
                          nsim_proto p, uint64_t bytes)
 {
@@ -217,6 +246,8 @@ double nsim_tune_time_us(const nsim_plan_graph *g, nsim_coll c, nsim_algo a,
         return nvls_time(g, c, p, bytes);
     if (a == NSIM_ALGO_NVLSTREE)
         return nvlstree_time(g, c, p, bytes);
+    if (a == NSIM_ALGO_PAT)
+        return pat_time(g, c, p, bytes);
     if (c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL)
         return -1;
     if (a == NSIM_ALGO_TREE) {
@@ -283,6 +314,36 @@ int nsim_tune_check(nsim_topo *t, nsim_coll c, nsim_algo a, nsim_proto p,
                         "algorithm NVLSTree: modelled for allreduce only, "
                         "not %s (nccl-internals 4.3)",
                         nsim_coll_name(c));
+    if (a == NSIM_ALGO_PAT && c != NSIM_COLL_ALLGATHER &&
+        c != NSIM_COLL_REDUCESCATTER)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm PAT runs allgather and reducescatter "
+                        "only, not %s (nccl-internals 4.3)",
+                        nsim_coll_name(c));
+    if (a == NSIM_ALGO_PAT && p != NSIM_PROTO_SIMPLE)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm PAT runs the Simple protocol only, not "
+                        "%s (nccl-internals 4.3)",
+                        nsim_proto_name(p));
+    if (a == NSIM_ALGO_PAT && g.nhosts < 2)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm PAT needs more than one host, one GPU "
+                        "on each (nccl-internals 4.3)");
+    if (a == NSIM_ALGO_PAT && g.nranks != g.nhosts)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm PAT needs exactly one GPU per host; "
+                        "this topology has %u ranks on %u hosts "
+                        "(nccl-internals 4.3)",
+                        g.nranks, g.nhosts);
+    if (a == NSIM_ALGO_PAT && g.sm < 60)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm PAT needs sm >= 60 GPUs (lowest sm here "
+                        "%u; nccl-internals 4.3)",
+                        g.sm);
+    if (a == NSIM_ALGO_PAT && g.nranks > NSIM_PAT_MAX_RANKS)
+        return NSIM_ERR(err, NSIM_ENOTSUP,
+                        "algorithm PAT: modelled up to %u ranks, not %u",
+                        NSIM_PAT_MAX_RANKS, g.nranks);
     if (a == NSIM_ALGO_NVLS && c != NSIM_COLL_ALLREDUCE && g.nhosts > 1)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "algorithm NVLS for %s across hosts needs CollNet "
@@ -305,9 +366,23 @@ int nsim_tune_pick(nsim_topo *t, nsim_coll c, uint64_t bytes,
                    int algo_forced, int proto_forced, nsim_algo *algo,
                    nsim_proto *proto, double *time_us, nsim_err *err)
 {
+    return nsim_tune_pick_without(t, c, bytes, algo_forced, proto_forced, 0,
+                                  algo, proto, time_us, err);
+}
+
+int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
+                           int algo_forced, int proto_forced,
+                           uint32_t disabled, nsim_algo *algo,
+                           nsim_proto *proto, double *time_us, nsim_err *err)
+{
     nsim_plan_graph g;
     nsim_plan_graph_get(t, &g);
     *time_us = -1;
+    if (algo_forced && (unsigned)*algo < 32 && (disabled >> *algo & 1u))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "algorithm %s is disabled (%s)", nsim_algo_name(*algo),
+                        *algo == NSIM_ALGO_PAT ? "NCCL_PAT_ENABLE=0"
+                                               : "not enabled");
     if (algo_forced)
         NSIM_TRY(nsim_tune_check(t, c, *algo,
                                  proto_forced ? *proto : NSIM_PROTO_SIMPLE,
@@ -321,20 +396,22 @@ int nsim_tune_pick(nsim_topo *t, nsim_coll c, uint64_t bytes,
             *proto = NSIM_PROTO_SIMPLE;
         return NSIM_OK;
     }
-    /* NCCL walks algorithms Tree, Ring, ..., NVLS, NVLSTree and
+    /* NCCL walks algorithms Tree, Ring, ..., NVLS, NVLSTree, PAT and
      * protocols LL, LL128, Simple; the first of equal times wins (4.4) */
     static const nsim_algo algos[] = {NSIM_ALGO_TREE, NSIM_ALGO_RING,
-                                      NSIM_ALGO_NVLS, NSIM_ALGO_NVLSTREE};
+                                      NSIM_ALGO_NVLS, NSIM_ALGO_NVLSTREE,
+                                      NSIM_ALGO_PAT};
     static const nsim_proto protos[] = {NSIM_PROTO_LL, NSIM_PROTO_LL128,
                                         NSIM_PROTO_SIMPLE};
     double best = -1;
-    nsim_algo a0 = *algo;
-    nsim_proto p0 = *proto;
-    for (int i = 0; i < 4; i++)
+    nsim_algo a0 = algo_forced ? *algo : NSIM_ALGO_RING;
+    nsim_proto p0 = proto_forced ? *proto : NSIM_PROTO_SIMPLE;
+    for (int i = 0; i < 5; i++)
         for (int j = 0; j < 3; j++) {
             nsim_algo a = algos[i];
             nsim_proto p = protos[j];
             if ((algo_forced && a != a0) || (proto_forced && p != p0) ||
+                (disabled >> a & 1u) ||
                 nsim_tune_check(t, c, a, p, NULL) != NSIM_OK)
                 continue;
             double us = nsim_tune_time_us(&g, c, a, p, bytes);

@@ -34,5 +34,13 @@ NSIM_NODISCARD int nsim_tune_pick(nsim_topo *topo, nsim_coll coll,
                                   int proto_forced, nsim_algo *algo,
                                   nsim_proto *proto, double *time_us,
                                   nsim_err *err);
+/* As nsim_tune_pick, never picking the algorithms whose bit (1u << algo)
+ * is set in disabled (NCCL_PAT_ENABLE=0: PAT); forcing one of them is
+ * an error. */
+NSIM_NODISCARD int nsim_tune_pick_without(nsim_topo *topo, nsim_coll coll,
+                                          uint64_t bytes, int algo_forced,
+                                          int proto_forced, uint32_t disabled,
+                                          nsim_algo *algo, nsim_proto *proto,
+                                          double *time_us, nsim_err *err);
 
 #endif
