@@ -5,110 +5,168 @@
  * and channel the ordered ops as [prim, step, slice, chunk, offset,
  * bytes], prim being the NSIM_PRIM_* bits (1 recv, 2 send, 4 reduce,
  * 8 copy out). Everything needed to replay the plan elsewhere.
+ * Written as a stream (the plan of many hosts holds O(ranks^2) ops, far
+ * too many for a document tree); the layout is cJSON's printed form.
+ * Names are plain identifiers from our own tables, so nothing needs
+ * escaping except device names, which are checked on load (ids).
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
-
-#include <cjson/cJSON.h>
 
 #include "plan.h"
 
-static cJSON *conn_json(const nsim_plan_conn *c, const nsim_topo *t)
+static void key(FILE *f, int depth, const char *k)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (o == NULL)
-        return NULL;
-    cJSON_AddNumberToObject(o, "channel", c->channel);
-    cJSON_AddNumberToObject(o, "from", c->from);
-    cJSON_AddNumberToObject(o, "to", c->to);
-    cJSON_AddStringToObject(o, "transport", nsim_transport_name(c->transport));
-    cJSON_AddStringToObject(o, "path", nsim_path_type_name(c->path));
-    if (c->transport == NSIM_TRANSPORT_NET) {
-        cJSON_AddStringToObject(o, "send_nic",
-                                nsim_topo_device(t, c->send_nic)->name);
-        cJSON_AddStringToObject(o, "recv_nic",
-                                nsim_topo_device(t, c->recv_nic)->name);
-        cJSON_AddNumberToObject(o, "qps", c->nqps);
-    }
-    return o;
+    for (int i = 0; i < depth; i++)
+        fputc('\t', f);
+    fprintf(f, "\"%s\":\t", k);
 }
 
-static cJSON *lane_json(const nsim_plan_lane *l)
+static void str(FILE *f, int depth, const char *k, const char *v, int more)
 {
-    cJSON *o = cJSON_CreateObject(), *ops;
-    if (o == NULL)
-        return NULL;
-    cJSON_AddNumberToObject(o, "channel", l->channel);
-    cJSON_AddNumberToObject(o, "rank", l->rank);
-    cJSON_AddNumberToObject(o, "send_conn", l->send_conn);
-    cJSON_AddNumberToObject(o, "recv_conn", l->recv_conn);
+    key(f, depth, k);
+    fputc('"', f);
+    for (const char *c = v; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fputc('\\', f);
+        fputc(*c, f);
+    }
+    fprintf(f, "\"%s\n", more ? "," : "");
+}
+
+static void num(FILE *f, int depth, const char *k, uint64_t v, int more)
+{
+    key(f, depth, k);
+    fprintf(f, "%" PRIu64 "%s\n", v, more ? "," : "");
+}
+
+static void uints(FILE *f, const uint32_t *v, uint32_t n)
+{
+    fputc('[', f);
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(f, "%s%" PRIu32, i ? ", " : "", v[i]);
+    fputc(']', f);
+}
+
+/* "{" opening an array element at depth d (its members at d + 1) */
+static void open_elem(FILE *f, uint32_t i)
+{
+    fputs(i ? ", {\n" : "{\n", f);
+}
+
+static void close_elem(FILE *f, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        fputc('\t', f);
+    fputc('}', f);
+}
+
+static void conn_json(FILE *f, const nsim_plan_conn *c, const nsim_topo *t)
+{
+    int net = c->transport == NSIM_TRANSPORT_NET;
+    num(f, 3, "channel", c->channel, 1);
+    num(f, 3, "from", c->from, 1);
+    num(f, 3, "to", c->to, 1);
+    str(f, 3, "transport", nsim_transport_name(c->transport), 1);
+    str(f, 3, "path", nsim_path_type_name(c->path), net);
+    if (net) {
+        str(f, 3, "send_nic", nsim_topo_device(t, c->send_nic)->name, 1);
+        str(f, 3, "recv_nic", nsim_topo_device(t, c->recv_nic)->name, 1);
+        num(f, 3, "qps", c->nqps, 0);
+    }
+}
+
+static void lane_json(FILE *f, const nsim_plan_lane *l)
+{
+    num(f, 3, "channel", l->channel, 1);
+    num(f, 3, "rank", l->rank, 1);
+    /* UINT32_MAX (no connection) prints as cJSON printed it: a number */
+    num(f, 3, "send_conn", l->send_conn, 1);
+    num(f, 3, "recv_conn", l->recv_conn, 1);
     if (l->nrecv_more || l->nsend_more || l->shares_sm) {
         /* trees: further children, the shared thread block */
-        int rm[NSIM_LANE_MORE_CONNS], sm[NSIM_LANE_MORE_CONNS];
-        for (uint32_t k = 0; k < l->nrecv_more; k++)
-            rm[k] = (int)l->recv_more[k];
-        for (uint32_t k = 0; k < l->nsend_more; k++)
-            sm[k] = (int)l->send_more[k];
-        cJSON_AddItemToObject(o, "recv_more",
-                              cJSON_CreateIntArray(rm, (int)l->nrecv_more));
-        cJSON_AddItemToObject(o, "send_more",
-                              cJSON_CreateIntArray(sm, (int)l->nsend_more));
-        cJSON_AddBoolToObject(o, "shares_sm", l->shares_sm != 0);
+        key(f, 3, "recv_more");
+        uints(f, l->recv_more, l->nrecv_more);
+        fputs(",\n", f);
+        key(f, 3, "send_more");
+        uints(f, l->send_more, l->nsend_more);
+        fputs(",\n", f);
+        key(f, 3, "shares_sm");
+        fprintf(f, "%s,\n", l->shares_sm ? "true" : "false");
     }
-    if (l->per_step_conns) /* PAT: op step k uses connection pair k */
-        cJSON_AddBoolToObject(o, "per_step_conns", 1);
-    if ((ops = cJSON_AddArrayToObject(o, "ops")) == NULL)
-        return o;
+    if (l->per_step_conns) { /* PAT: op step k uses connection pair k */
+        key(f, 3, "per_step_conns");
+        fputs("true,\n", f);
+    }
+    key(f, 3, "ops");
+    fputc('[', f);
     for (uint32_t i = 0; i < l->nops; i++) {
         const nsim_plan_op *op = &l->ops[i];
-        double v[6] = {op->prim, op->step, op->slice, op->chunk,
-                       (double)op->offset, (double)op->bytes};
-        cJSON_AddItemToArray(ops, cJSON_CreateDoubleArray(v, 6));
+        fprintf(f, "%s[%u, %u, %u, %u, %" PRIu64 ", %" PRIu64 "]",
+                i ? ", " : "", (unsigned)op->prim, (unsigned)op->step,
+                (unsigned)op->slice, (unsigned)op->chunk,
+                (uint64_t)op->offset, op->bytes);
     }
-    return o;
+    fputs("]\n", f);
 }
 
 int nsim_plan_to_json(const nsim_plan *p, const nsim_topo *t, char **out,
                       nsim_err *err)
 {
-    cJSON *root = cJSON_CreateObject();
-    if (root == NULL)
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "plan writer: out of memory");
-    cJSON_AddStringToObject(root, "format", "ncclsim-plan");
-    cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "topology", nsim_topo_name(t));
-    cJSON_AddStringToObject(root, "collective", nsim_coll_name(p->req.coll));
-    cJSON_AddStringToObject(root, "algorithm", nsim_algo_name(p->req.algo));
-    cJSON_AddStringToObject(root, "protocol", nsim_proto_name(p->req.proto));
-    cJSON_AddNumberToObject(root, "bytes", (double)p->req.bytes);
-    cJSON_AddNumberToObject(root, "type_size", p->req.type_size);
-    cJSON_AddNumberToObject(root, "nranks", p->nranks);
-    cJSON_AddNumberToObject(root, "nchannels", p->nchannels);
-    cJSON_AddNumberToObject(root, "step_bytes", (double)p->step_bytes);
-    cJSON_AddNumberToObject(root, "slice_bytes", (double)p->slice_bytes);
-    cJSON_AddNumberToObject(root, "chunk_bytes", (double)p->chunk_bytes);
-    cJSON_AddNumberToObject(root, "slots_per_connection", NSIM_NCCL_STEPS);
-    cJSON *chans = cJSON_AddArrayToObject(root, "channels");
-    for (uint32_t c = 0; chans && c < p->nchannels; c++) {
-        cJSON *o = cJSON_CreateObject();
-        int ring[1024];
-        uint32_t n = p->nranks < 1024 ? p->nranks : 1024;
-        for (uint32_t i = 0; i < n; i++)
-            ring[i] = (int)p->ring[c * p->nranks + i];
-        cJSON_AddNumberToObject(o, "offset", (double)p->chan_offset[c]);
-        cJSON_AddNumberToObject(o, "bytes", (double)p->chan_bytes[c]);
-        cJSON_AddItemToObject(o, "ring", cJSON_CreateIntArray(ring, (int)n));
-        cJSON_AddItemToArray(chans, o);
+    fputs("{\n", f);
+    str(f, 1, "format", "ncclsim-plan", 1);
+    num(f, 1, "version", 1, 1);
+    str(f, 1, "topology", nsim_topo_name(t), 1);
+    str(f, 1, "collective", nsim_coll_name(p->req.coll), 1);
+    str(f, 1, "algorithm", nsim_algo_name(p->req.algo), 1);
+    str(f, 1, "protocol", nsim_proto_name(p->req.proto), 1);
+    num(f, 1, "bytes", p->req.bytes, 1);
+    num(f, 1, "type_size", p->req.type_size, 1);
+    num(f, 1, "nranks", p->nranks, 1);
+    num(f, 1, "nchannels", p->nchannels, 1);
+    num(f, 1, "step_bytes", p->step_bytes, 1);
+    num(f, 1, "slice_bytes", p->slice_bytes, 1);
+    num(f, 1, "chunk_bytes", p->chunk_bytes, 1);
+    num(f, 1, "slots_per_connection", NSIM_NCCL_STEPS, 1);
+    key(f, 1, "channels");
+    fputc('[', f);
+    for (uint32_t c = 0; c < p->nchannels; c++) {
+        open_elem(f, c);
+        num(f, 3, "offset", p->chan_offset[c], 1);
+        num(f, 3, "bytes", p->chan_bytes[c], 1);
+        key(f, 3, "ring");
+        uints(f, &p->ring[c * p->nranks], p->ring != NULL ? p->nranks : 0);
+        fputc('\n', f);
+        close_elem(f, 2);
     }
-    cJSON *conns = cJSON_AddArrayToObject(root, "connections");
-    for (uint32_t i = 0; conns && i < p->nconns; i++)
-        cJSON_AddItemToArray(conns, conn_json(&p->conns[i], t));
-    cJSON *lanes = cJSON_AddArrayToObject(root, "lanes");
-    for (uint32_t i = 0; lanes && i < p->nlanes; i++)
-        cJSON_AddItemToArray(lanes, lane_json(&p->lanes[i]));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (text == NULL)
+    fputs("],\n", f);
+    key(f, 1, "connections");
+    fputc('[', f);
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        open_elem(f, i);
+        conn_json(f, &p->conns[i], t);
+        close_elem(f, 2);
+    }
+    fputs("],\n", f);
+    key(f, 1, "lanes");
+    fputc('[', f);
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        open_elem(f, i);
+        lane_json(f, &p->lanes[i]);
+        close_elem(f, 2);
+    }
+    fputs("]\n}", f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(text);
         return NSIM_ERR(err, NSIM_ENOMEM, "plan writer: out of memory");
+    }
     *out = text;
     return NSIM_OK;
 }
