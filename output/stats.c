@@ -258,8 +258,10 @@ void nsim_debug_plan(FILE *f, const nsim_topo *t, const nsim_plan *p)
             continue;
         }
         if (c->transport != NSIM_TRANSPORT_NET) {
+            /* across hosts only inside an NVLink domain (nccl 6.1) */
             const char *via = c->transport == NSIM_TRANSPORT_SHM ? "SHM/direct"
-                                                                 : "P2P/CUMEM";
+                              : df->host != dt->host         ? "P2P/MNNVL"
+                                                             : "P2P/CUMEM";
             fprintf(f, "%s Channel %02u/0 : %u[%d] -> %u[%d] via %s "
                        "(%s, %s)\n",
                     pre, c->channel, c->from, lf, c->to, lt, via,

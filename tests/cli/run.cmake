@@ -190,3 +190,13 @@ nsim_expect(cli.run.shm 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/nop2p-allreduce.json --debug
                 --stats
             OUT "Channel 00/0 : 0\\[0\\] -> 1\\[1\\] via SHM/direct.*ch +0 +0 -> 1 +SHM ")
+# An MNNVL domain (GB200 NVL72): the GPUs of different trays connect by
+# P2P, and the user is told the tuner still sees separate hosts; hosts
+# joined only by the network get no such note.
+nsim_expect(cli.run.mnnvl_note 0
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/gb200-nvl-allreduce.json --debug
+            OUT "Channel 00/0 : 1\\[1\\] -> 4\\[0\\] via P2P/MNNVL \\(NVL, h0.gpu1\\)\n"
+            ERR "^ncclsim: note: 18 hosts share one NVLink domain \\(MNNVL\\)[^\n]*\n$")
+nsim_expect(cli.run.no_mnnvl_note 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 1M -e 1M
+            ERR "^$")
