@@ -232,8 +232,9 @@ void nsim_debug_plan(FILE *f, const nsim_topo *t, const nsim_plan *p)
 {
     const char *pre = "ncclsim:0:0 [0] NCCL INFO";
     fprintf(f, "%s comm 0x1 rank 0 nRanks %u nNodes %u localRanks %u "
-               "localRank 0 MNNVL 0\n",
-            pre, p->nranks, p->nhosts, p->nranks / (p->nhosts ? p->nhosts : 1));
+               "localRank 0 MNNVL %d\n",
+            pre, p->nranks, p->nhosts, p->nranks / (p->nhosts ? p->nhosts : 1),
+            nsim_topo_nhosts(t) > nsim_topo_nnodes(t)); /* hosts share a node */
     fprintf(f, "%s %u coll channels, 0 collnet channels, 0 nvls channels, "
                "%u p2p channels, 2 p2p channels per peer\n",
             pre, p->nchannels, p->nchannels);

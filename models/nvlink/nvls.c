@@ -152,7 +152,9 @@ static int group_hosts(nvls_shared *sh, nsim_topo *t, uint32_t n,
     if (count == NULL)
         return NSIM_ENOMEM;
     for (uint32_t r = 0; r < n; r++) {
-        int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, r))->host;
+        /* NVLS groups are NCCL's nodes: a host or an NVLink domain */
+        int32_t h = (int32_t)nsim_topo_host_node(
+            t, nsim_topo_device(t, nsim_topo_rank_device(t, r))->host);
         uint32_t x;
         for (x = 0; x < sh->nhosts && hid[x] != h; x++)
             ;

@@ -511,46 +511,12 @@ static int load_with_opts(const char *cmd, int argc, char **argv,
     return 0;
 }
 
-/* Hosts whose GPUs reach each other over NVLink (an MNNVL domain, GB200
- * NVL72): NCCL treats the domain as one node; ncclsim connects its GPUs
- * by P2P but its tuner, trees and NVLS still see separate hosts, so the
- * user is told. Returns the number of hosts in rank 0's domain. */
-static uint32_t mnnvl_hosts(nsim_topo *t)
-{
-    uint32_t g0 = nsim_topo_rank_device(t, 0), n = 1, nd = nsim_topo_ndevices(t);
-    int32_t h0 = nsim_topo_device(t, g0)->host;
-    uint8_t *seen = calloc(nd + 1, 1); /* host ids are below the device count */
-    if (seen == NULL)
-        return 1;
-    for (uint32_t r = 1; r < nsim_topo_nranks(t); r++) {
-        uint32_t g = nsim_topo_rank_device(t, r);
-        const nsim_route *rt;
-        int32_t h = nsim_topo_device(t, g)->host;
-        if (h == h0 || h < 0 || (uint32_t)h >= nd || seen[h] ||
-            nsim_topo_route(t, g0, g, &rt, NULL) != NSIM_OK ||
-            rt->type > NSIM_PATH_NVB)
-            continue;
-        seen[h] = 1;
-        n++;
-    }
-    free(seen);
-    return n;
-}
-
 int nsim_cmd_run(int argc, char **argv)
 {
     nsim_err err = {0};
     nsim_scenario *s = NULL;
     run_opts ro = {0};
     int rc = load_with_opts("run", argc, argv, &s, &ro, &err);
-    uint32_t nd = rc == 0 ? mnnvl_hosts(s->topo) : 1;
-    if (nd > 1)
-        fprintf(stderr,
-                "ncclsim: note: %u hosts share one NVLink domain (MNNVL): "
-                "their GPUs connect by P2P/MNNVL, but the tuner, trees and "
-                "NVLS still treat them as separate hosts (NCCL treats the "
-                "domain as one node)\n",
-                nd);
     if (rc == 0 && run_sweep(s, &ro, &err) != NSIM_OK)
         rc = -1;
     nsim_scenario_destroy(s);

@@ -173,7 +173,7 @@ static int nvlstree_check(const host_list *hl, uint32_t *ppn, nsim_err *err)
                             m, hl->start[h + 1] - hl->start[h]);
     if (m < 2 || m > 32)
         return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "algorithm NVLSTree: %u GPUs per host; modelled "
+                        "algorithm NVLSTree: %u GPUs per node; modelled "
                         "for 2..32 (one head per GPU)", m);
     *ppn = m;
     return NSIM_OK;

@@ -128,7 +128,7 @@ static int pat_ops(const nsim_plan *p, uint32_t c, uint32_t r, uint32_t l,
 int nsim__plan_build_pat(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks, l = pat_phases(n);
-    p->nhosts = nsim_topo_nhosts(t);
+    p->nhosts = nsim_topo_nnodes(t);
     p->nthreads = 640; /* PAT always runs NCCL_MAX_NTHREADS (3.4) */
     p->chunk_bytes = p->slice_bytes = nsim__plan_pat_chunk(p);
     /* no ring: the channel lists (JSON, --debug) show the rank order the

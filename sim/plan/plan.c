@@ -201,7 +201,7 @@ void nsim_plan_graph_get(nsim_topo *t, nsim_plan_graph *g)
     uint32_t g0 = nsim_topo_rank_device(t, 0);
     memset(g, 0, sizeof *g);
     g->nranks = nsim_topo_nranks(t);
-    g->nhosts = nsim_topo_nhosts(t);
+    g->nhosts = nsim_topo_nnodes(t); /* NCCL's nodes (MNNVL: a domain) */
     g->sm = UINT32_MAX;
     for (uint32_t r = 0; r < g->nranks; r++) {
         uint32_t sm = nsim_topo_device(t, nsim_topo_rank_device(t, r))->sm;
@@ -251,6 +251,14 @@ uint32_t nsim_plan_default_channels(nsim_topo *t)
 
 /* ---- rings ----------------------------------------------------------- */
 
+/* The node (NCCL's: a host, or an MNNVL domain of hosts) of a rank. */
+static uint32_t rank_node(nsim_topo *t, uint32_t r)
+{
+    return nsim_topo_host_node(t,
+                               nsim_topo_device(t, nsim_topo_rank_device(t, r))->host);
+}
+
+/* Ranks grouped by node, nodes in order of their first rank. */
 int nsim__plan_group_hosts(nsim_topo *t, host_list *hl)
 {
     uint32_t n = nsim_topo_nranks(t);
@@ -264,7 +272,7 @@ int nsim__plan_group_hosts(nsim_topo *t, host_list *hl)
     hl->nhosts = 0;
     uint32_t k = 0;
     for (uint32_t r = 0; r < n; r++) {
-        int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, r))->host;
+        int32_t h = (int32_t)rank_node(t, r);
         uint32_t i;
         for (i = 0; i < hl->nhosts && hosts[i] != h; i++)
             ;
@@ -273,7 +281,7 @@ int nsim__plan_group_hosts(nsim_topo *t, host_list *hl)
         hosts[hl->nhosts] = h;
         hl->start[hl->nhosts++] = k;
         for (uint32_t q = r; q < n; q++)
-            if (nsim_topo_device(t, nsim_topo_rank_device(t, q))->host == h)
+            if ((int32_t)rank_node(t, q) == h)
                 hl->ranks[k++] = q;
     }
     hl->start[hl->nhosts] = k;
@@ -661,12 +669,12 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
         (unsigned)req->proto >= NSIM_PROTO__COUNT)
         return NSIM_ERR(err, NSIM_EINVAL, "bad collective or protocol");
     NSIM_TRY(nsim_tune_check(t, req->coll, req->algo, req->proto, err));
-    if (req->algo == NSIM_ALGO_NVLS && nsim_topo_nhosts(t) > 1)
+    if (req->algo == NSIM_ALGO_NVLS && nsim_topo_nnodes(t) > 1)
         return NSIM_ERR(err, NSIM_ENOTSUP,
                         "algorithm NVLS across %u hosts is NVLSTree in "
                         "NCCL (NVLS inside hosts, trees between them) "
                         "without CollNet: use NVLSTree, Tree or Ring",
-                        nsim_topo_nhosts(t));
+                        nsim_topo_nnodes(t));
     if (is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
         return NSIM_ERR(err, NSIM_ENOTSUP,
                         "protocol %s: %s runs Simple (NCCL uses LL for "
@@ -708,8 +716,7 @@ static void ring_nics(nsim_topo *t, const nsim_plan *p, uint32_t c,
 {
     if (conn->transport != NSIM_TRANSPORT_NET || p->ring_nic_out == NULL)
         return;
-    uint32_t hs = (uint32_t)nsim_topo_device(t, nsim_topo_rank_device(t, conn->from))->host;
-    uint32_t hr = (uint32_t)nsim_topo_device(t, nsim_topo_rank_device(t, conn->to))->host;
+    uint32_t hs = rank_node(t, conn->from), hr = rank_node(t, conn->to);
     if (hs >= p->nhosts || hr >= p->nhosts)
         return; /* host ids not 0..n-1 in rank order: nearest NICs */
     int32_t out = p->ring_nic_out[c * p->nhosts + hs];

@@ -346,7 +346,7 @@ static int sys_nets(ssys *s, int32_t host)
     s->net = calloc(cap ? cap : 1, sizeof *s->net);
     if (s->net == NULL)
         return NSIM_ENOMEM;
-    if (nsim_topo_nhosts(s->t) < 2)
+    if (nsim_topo_nnodes(s->t) < 2)
         return NSIM_OK;
     for (uint32_t d = 0; d < nd; d++) {
         const nsim_device *dv = nsim_topo_device(s->t, d);
@@ -1098,7 +1098,7 @@ static int graph_out(const ssys *s, const sgraph *g, nsim_search_graph **out)
     r->same_channels = g->same;
     r->nchannels = (uint32_t)g->nch;
     r->ngpus = (uint32_t)s->ng;
-    r->nhosts = nsim_topo_nhosts(s->t);
+    r->nhosts = nsim_topo_nnodes(s->t);
     r->sm = s->sm_min;
     r->bw_intra = g->bw_intra;
     r->bw_inter = g->bw_inter;

@@ -199,6 +199,8 @@ static double nvlstree_time(const nsim_plan_graph *g, nsim_coll c,
         g->nhosts < 2 || g->sm < 90 || !g->nvswitch_nvls)
         return -1;
     uint32_t ppn = g->nranks / g->nhosts, nch = ppn < 32 ? ppn : 32;
+    if (ppn < 2 || ppn > 32)
+        return -1; /* the planner models one head per GPU: 2..32 a node */
     const double *sp = g->sm >= 100 ? nvls_speeds100 : nvls_speeds90;
     while (sp[1] != 0 && nch * sp[0] > g->nvlink_bw)
         sp++;

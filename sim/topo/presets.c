@@ -59,6 +59,22 @@ static int dev(nsim_topo *t, nsim_dev_type type, int32_t host,
     return nsim_topo_add_device(t, &d, out, err);
 }
 
+/* The board's NVSwitch; NVLink SHARP (NVLS) from the Hopper generation
+ * on (NVSwitch 3 and the Blackwell NVLink Switch; none on A100's:
+ * hardware-facts 1.4, "NVLS is a Hopper+ feature"). */
+static int nvswitch(nsim_topo *t, const board *b, int32_t host,
+                    const char *name, uint32_t *out, nsim_err *err)
+{
+    nsim_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    d.type = NSIM_DEV_NVSWITCH;
+    d.host = host;
+    d.rank = d.rail = -1;
+    d.nvls = nsim_gpu_gen_sm(b->gpu_gen) >= 90;
+    return nsim_topo_add_device(t, &d, out, err);
+}
+
 static int gpu(nsim_topo *t, const board *b, int32_t host, uint32_t k,
                uint32_t rank, uint32_t *out, nsim_err *err)
 {
@@ -116,7 +132,7 @@ static int add_sxm(const nsim_preset *p, nsim_topo *t, int32_t host,
     char n[NSIM_NAME_MAX];
     uint32_t nvs, c[8], g, k, sw, root = 0;
     snprintf(n, sizeof n, "h%d.nvs", host);
-    NSIM_TRY(dev(t, NSIM_DEV_NVSWITCH, host, n, &nvs, err));
+    NSIM_TRY(nvswitch(t, b, host, n, &nvs, err));
     NSIM_TRY(cpus(t, b, host, c, err));
     for (uint32_t i = 0; i < b->gpus; i++) {
         uint32_t cpu = c[i * b->cpus / b->gpus];
@@ -193,7 +209,7 @@ static int add_gb200(const nsim_preset *p, nsim_topo *t, int32_t host,
     int32_t first = host - host % (int32_t)b->nvl_hosts;
     snprintf(n, sizeof n, "nvl%d.nvs", first / (int32_t)b->nvl_hosts);
     if (host == first) {
-        NSIM_TRY(dev(t, NSIM_DEV_NVSWITCH, host, n, &nvs, err));
+        NSIM_TRY(nvswitch(t, b, host, n, &nvs, err));
     } else if (nsim_topo_find(t, n, &nvs) != NSIM_OK) {
         return NSIM_ERR(err, NSIM_EINVAL, "%s: node %d added before the "
                         "first node of its NVLink domain", p->name, host);

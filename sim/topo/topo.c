@@ -31,6 +31,9 @@ struct nsim_topo {
     uint32_t *out_links;
     uint32_t *rank_dev;
     uint32_t nranks, nhosts;
+    /* NCCL's nodes: hosts joined into one NVLink domain (MNNVL) */
+    uint32_t *host_node; /* nhosts */
+    uint32_t nnodes;
     int finalized;
     /* route cache: open addressing on (src, dst) */
     route_entry *routes;
@@ -141,6 +144,7 @@ void nsim_topo_destroy(nsim_topo *t)
     free(t->rank_dev);
     free(t->dist);
     free(t->queue);
+    free(t->host_node);
     free(t);
 }
 
@@ -437,6 +441,63 @@ static int assign_ranks(nsim_topo *t, const char *what, nsim_err *err)
     return NSIM_OK;
 }
 
+/* NCCL's nodes (nccl-internals 1.1, 6.5): a host, or the hosts whose
+ * devices NVLink joins (an MNNVL domain: trays on one NVLink fabric).
+ * Union-find over NVLink links; nodes numbered by their lowest host. */
+static int assign_nodes(nsim_topo *t)
+{
+    uint32_t *up = malloc(t->ndevs * sizeof *up);
+    free(t->host_node);
+    t->host_node = malloc((t->nhosts ? t->nhosts : 1) * sizeof *t->host_node);
+    if (up == NULL || t->host_node == NULL) {
+        free(up);
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t d = 0; d < t->ndevs; d++)
+        up[d] = d;
+    /* every device of a host is in its host's set; NVLinks join sets */
+    uint32_t *first = t->host_node; /* reused: first device per host */
+    for (uint32_t h = 0; h < t->nhosts; h++)
+        first[h] = UINT32_MAX;
+    for (uint32_t d = 0; d < t->ndevs; d++) {
+        int32_t h = t->devs[d].host;
+        if (h < 0)
+            continue;
+        if (first[h] == UINT32_MAX)
+            first[h] = d;
+        else
+            up[uf_find(up, d)] = uf_find(up, first[h]);
+    }
+    for (uint32_t i = 0; i < t->nlinks; i++)
+        if (t->links[i].type == NSIM_LINK_NVLINK) {
+            uint32_t a = uf_find(up, t->links[i].src);
+            uint32_t b = uf_find(up, t->links[i].dst);
+            up[a] = b;
+        }
+    /* number the sets in order of their lowest host */
+    uint32_t *root_node = malloc(t->ndevs * sizeof *root_node);
+    if (root_node == NULL) {
+        free(up);
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t d = 0; d < t->ndevs; d++)
+        root_node[d] = UINT32_MAX;
+    t->nnodes = 0;
+    for (uint32_t h = 0; h < t->nhosts; h++) {
+        if (first[h] == UINT32_MAX) { /* a host id without devices */
+            first[h] = t->nnodes++;
+            continue;
+        }
+        uint32_t r = uf_find(up, first[h]);
+        if (root_node[r] == UINT32_MAX)
+            root_node[r] = t->nnodes++;
+        first[h] = root_node[r];
+    }
+    free(root_node);
+    free(up);
+    return NSIM_OK;
+}
+
 int nsim_topo_finalize(nsim_topo *t, const char *what, nsim_err *err)
 {
     if (what == NULL)
@@ -455,6 +516,8 @@ int nsim_topo_finalize(nsim_topo *t, const char *what, nsim_err *err)
         if (t->devs[d].host > maxhost)
             maxhost = t->devs[d].host;
     t->nhosts = (uint32_t)(maxhost + 1);
+    if (assign_nodes(t) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
     free(t->dist);
     free(t->queue);
     t->dist = malloc(t->ndevs * sizeof *t->dist);
@@ -486,6 +549,12 @@ const uint32_t *nsim_topo_out(const nsim_topo *t, uint32_t dev)
 }
 uint32_t nsim_topo_nranks(const nsim_topo *t) { return t->nranks; }
 uint32_t nsim_topo_nhosts(const nsim_topo *t) { return t->nhosts; }
+uint32_t nsim_topo_nnodes(const nsim_topo *t) { return t->nnodes; }
+uint32_t nsim_topo_host_node(const nsim_topo *t, int32_t host)
+{
+    return host >= 0 && (uint32_t)host < t->nhosts ? t->host_node[host]
+                                                   : UINT32_MAX;
+}
 uint32_t nsim_topo_rank_device(const nsim_topo *t, uint32_t rank)
 {
     return t->rank_dev[rank];

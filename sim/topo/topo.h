@@ -168,6 +168,11 @@ int nsim_topo_find(const nsim_topo *t, const char *name, uint32_t *out);
 
 uint32_t nsim_topo_nranks(const nsim_topo *t);
 uint32_t nsim_topo_nhosts(const nsim_topo *t);
+/* NCCL's nodes: a host, or hosts whose devices NVLink joins into one
+ * domain (MNNVL, GB200 NVL72 trays); numbered by their lowest host, so
+ * without MNNVL node == host. nsim_topo_host_node: UINT32_MAX for -1. */
+uint32_t nsim_topo_nnodes(const nsim_topo *t);
+uint32_t nsim_topo_host_node(const nsim_topo *t, int32_t host);
 /* Device index of the GPU with this rank. */
 uint32_t nsim_topo_rank_device(const nsim_topo *t, uint32_t rank);
 

@@ -190,13 +190,12 @@ nsim_expect(cli.run.shm 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/nop2p-allreduce.json --debug
                 --stats
             OUT "Channel 00/0 : 0\\[0\\] -> 1\\[1\\] via SHM/direct.*ch +0 +0 -> 1 +SHM ")
-# An MNNVL domain (GB200 NVL72): the GPUs of different trays connect by
-# P2P, and the user is told the tuner still sees separate hosts; hosts
-# joined only by the network get no such note.
-nsim_expect(cli.run.mnnvl_note 0
+# An MNNVL domain (GB200 NVL72): 18 trays on one NVLink fabric are one
+# NCCL node; their GPUs connect by P2P/MNNVL and NVLS spans the domain.
+nsim_expect(cli.run.mnnvl_one_node 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/gb200-nvl-allreduce.json --debug
-            OUT "Channel 00/0 : 1\\[1\\] -> 4\\[0\\] via P2P/MNNVL \\(NVL, h0.gpu1\\)\n"
-            ERR "^ncclsim: note: 18 hosts share one NVLink domain \\(MNNVL\\)[^\n]*\n$")
-nsim_expect(cli.run.no_mnnvl_note 0
-            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 1M -e 1M
-            ERR "^$")
+            OUT "nRanks 72 nNodes 1 localRanks 72 localRank 0 MNNVL 1\n.*Channel 00/0 : 3\\[3\\] -> 4\\[4\\] via P2P/MNNVL \\(NVL, h0.gpu3\\)\n")
+nsim_expect(cli.run.mnnvl_nvls 0
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/gb200-nvl-allreduce.json
+                --algo auto -b 64M -e 64M
+            OUT "\n +67108864 [^\n]* NVLS/Simple +[0-9]+\n")

@@ -116,6 +116,7 @@ static void test_tuner(void)
     nsim_topo *t = NULL, *hgx = NULL, *two = NULL;
     NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
     NSIM_ASSERT_OK(nsim_topo_load(SCEN "hgx-h100.topo.json", &hgx, &err));
+    hgx = nsim_test_without_nvls(hgx); /* an NVSwitch without NVLS */
     NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &two,
                                   &err));
     nsim_plan_graph g;

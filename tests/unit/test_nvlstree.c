@@ -27,21 +27,17 @@ static nsim_plan_req req_of(nsim_algo a, uint64_t bytes)
 
 /* nodes x DGX H100 on a rail fat tree, NVSwitches marked "nvls" (the
  * built-in preset leaves them unmarked). */
+/* A cluster of DGX H100 (their NVSwitches NVLS-capable, as built). */
 static nsim_topo *dgx_nvls(uint32_t nodes)
 {
     nsim_err err = {0};
-    nsim_topo *b = NULL, *t = NULL;
+    nsim_topo *t = NULL;
     nsim_fabric_cfg cfg = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 0, 0, 0};
-    char *js = NULL, *s;
-    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", nodes, &cfg, &b, &err));
-    NSIM_ASSERT_OK(nsim_topo_to_json(b, &js, &err));
-    while ((s = strstr(js, "\"nvls\":\tfalse")) != NULL)
-        memcpy(s + 8, " true", 5);
-    NSIM_ASSERT_OK(nsim_topo_parse(js, strlen(js), "dgx-nvls", &t, &err));
-    free(js);
-    nsim_topo_destroy(b);
+    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", nodes, &cfg, &t, &err));
     return t;
 }
+
+
 
 /* Hand count. 16 channels (sm90), 8 heads per host. 64 MiB: 128 KiB
  * chunks (not under 4 x 128 x 128 KiB), per channel 4 MiB = 4 loops of
@@ -207,11 +203,10 @@ static void test_tuner(void)
     nsim_err err = {0};
     nsim_topo *two = NULL, *one = NULL, *four = dgx_nvls(4);
     nsim_topo *plain = NULL;
-    nsim_fabric_cfg cfg = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 0, 0, 0};
     NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &two,
                                   &err));
     NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &one, &err));
-    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", 2, &cfg, &plain, &err));
+    plain = nsim_test_without_nvls(dgx_nvls(2));
     nsim_plan_graph g;
     nsim_plan_graph_get(two, &g);
     double us = nsim_tune_time_us(&g, NSIM_COLL_ALLREDUCE,

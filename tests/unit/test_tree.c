@@ -156,7 +156,9 @@ static void test_inter_host_edges(void)
  * 256 MiB; latency 8.4 + 2 x (7 x 4.0 + 1 x 14) = 92.4 us. */
 static void test_tuner_tree(void)
 {
-    nsim_topo *t = hosts(2), *one = hosts(1);
+    /* NVSwitches without NVLS: the tuner chooses between Tree and Ring */
+    nsim_topo *t = nsim_test_without_nvls(hosts(2));
+    nsim_topo *one = nsim_test_without_nvls(hosts(1));
     nsim_plan_graph g;
     nsim_plan_graph_get(t, &g);
     CU_ASSERT_EQUAL(g.nchannels, 8);
