@@ -47,15 +47,21 @@ static const nsim_time PCIE_RC_LAT = 150000; /* hw 2.5, host share */
 static const nsim_time SYS_LAT = 100000;
 static const nsim_time C2C_LAT = 100000;
 
+static void dev_init(nsim_device *d, nsim_dev_type type, int32_t host,
+                     const char *name)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->type = type;
+    d->host = host;
+    d->rank = d->rail = -1;
+}
+
 static int dev(nsim_topo *t, nsim_dev_type type, int32_t host,
                const char *name, uint32_t *out, nsim_err *err)
 {
     nsim_device d;
-    memset(&d, 0, sizeof d);
-    snprintf(d.name, sizeof d.name, "%s", name);
-    d.type = type;
-    d.host = host;
-    d.rank = d.rail = -1;
+    dev_init(&d, type, host, name);
     return nsim_topo_add_device(t, &d, out, err);
 }
 
@@ -66,11 +72,7 @@ static int nvswitch(nsim_topo *t, const board *b, int32_t host,
                     const char *name, uint32_t *out, nsim_err *err)
 {
     nsim_device d;
-    memset(&d, 0, sizeof d);
-    snprintf(d.name, sizeof d.name, "%s", name);
-    d.type = NSIM_DEV_NVSWITCH;
-    d.host = host;
-    d.rank = d.rail = -1;
+    dev_init(&d, NSIM_DEV_NVSWITCH, host, name);
     d.nvls = nsim_gpu_gen_sm(b->gpu_gen) >= 90;
     return nsim_topo_add_device(t, &d, out, err);
 }
