@@ -7,7 +7,7 @@
 # Also prints the algorithm/protocol ncclsim ran at each size (NCCL's
 # tuner unless the dataset forced them).
 # Usage: scripts/validate.sh [DATASET-NUMBER ...]
-#        (default: 15 16 02 03 04 05 06 23 12 07 09)
+#        (default: 15 16 02 03 04 05 06 23 12 28 07 09)
 # Not compared: 39 and 40 (2 x H100 + 8 NDR, the same hardware as the
 # dgx-h100-2node preset) record a misbehaving fabric (~12 GB/s per NIC;
 # index.json: "use as a bad fabric case, not a calibration target").
@@ -40,7 +40,10 @@ published() {
 # 23: two RTX 2080 Ti without P2P (SHM), float; 12: one DGX A100 (Azure
 # ND A100 v4, NCCL's own choice: A100 has no NVLS), float, in-place
 # busbw (the only column published), -g 8 as the page's command line;
-# 09: as 07, ReduceScatter, double.
+# 09: as 07, ReduceScatter, double; 28: two hosts with one H100 and one
+# 400G RoCE NIC each, no GPUDirect RDMA (the log: "GDR 0"), ring, the
+# log's 2 channels (the hosts' PCIe layout is not published, so NCCL's
+# channel count is taken from the log rather than searched).
 scenario_for() {
     sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
         scenarios/dgx-h100-allreduce.json |
@@ -60,6 +63,9 @@ scenario_for() {
     12) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/scenarios/dgx-a100.topo.json#" \
             "$tmp/auto.json" > "$tmp/a100.json"
         echo "$tmp/a100.json -g 8" ;;
+    28) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/tests/data/h100-2host-1gpu-roce-nogdr.topo.json#" \
+            "$tmp/auto.json" > "$tmp/nogdr.json"
+        echo "$tmp/nogdr.json --algo Ring --nchannels 2" ;;
     07|09)
         ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
             --fabric rail-fat-tree -o "$tmp/h100x10.topo.json" >/dev/null
@@ -107,4 +113,4 @@ compare() {
                 (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }'
 }
 
-for id in ${*:-15 16 02 03 04 05 06 23 12 07 09}; do compare "$id"; done
+for id in ${*:-15 16 02 03 04 05 06 23 12 28 07 09}; do compare "$id"; done

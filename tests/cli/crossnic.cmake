@@ -9,3 +9,8 @@ nsim_expect(cli.crossnic0.pxn 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/crossnic0-2node.json --stats
             OUT "# links [^\n]*\n#   h[01]\\.(gpu[0-7] +-> h[01]\\.nvs|nvs +-> h[01]\\.gpu[0-7]) +nvlink "
             NOT_OUT " sys ")
+# hwdata 28's hosts (validate.sh): one H100 and one 400G RoCE NIC each,
+# no GPUDirect RDMA.
+nsim_expect(cli.topo.nogdr_pair 0
+            CMD ${NCCLSIM} topo check ${NSIM_TESTS}/data/h100-2host-1gpu-roce-nogdr.topo.json
+            OUT "ok: \"h100-2host-1gpu-roce-nogdr\", 9 devices, 8 links, 2 ranks on 2 host")
