@@ -252,6 +252,31 @@ int nsim_fabric_send(nsim_fabric *f, nsim_piece *p)
                              (uint64_t)(uintptr_t)p, NULL);
 }
 
+uint32_t nsim_fabric_npieces(uint64_t bytes, uint64_t chunk)
+{
+    return bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
+}
+
+int nsim_fabric_send_stream(nsim_fabric *f, const uint32_t *path,
+                            uint32_t nhops, uint64_t bytes, uint64_t chunk,
+                            nsim_piece_fn *done, void *ctx, uint64_t tag)
+{
+    uint32_t np = nsim_fabric_npieces(bytes, chunk);
+    for (uint32_t k = 0; k < np; k++) {
+        uint64_t left = bytes - (uint64_t)k * chunk;
+        nsim_piece *p;
+        NSIM_TRY(nsim_fabric_piece(f, &p));
+        p->path = path;
+        p->nhops = nhops;
+        p->bytes = left < chunk ? left : chunk;
+        p->done = done;
+        p->ctx = ctx;
+        p->tag = tag;
+        NSIM_TRY(nsim_fabric_send(f, p));
+    }
+    return NSIM_OK;
+}
+
 nsim_time nsim_fabric_free_at(const nsim_fabric *f, uint32_t id)
 {
     return f->servers[id].free_at;

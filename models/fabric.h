@@ -83,6 +83,17 @@ NSIM_NODISCARD int nsim_fabric_piece(nsim_fabric *f, nsim_piece **out);
 /* Starts the piece along its path now (+ start_delay). */
 NSIM_NODISCARD int nsim_fabric_send(nsim_fabric *f, nsim_piece *p);
 
+/* The number of pieces of at most chunk bytes that carry bytes (one,
+ * empty, for 0 bytes), and sending them: pieces along path, each with
+ * done/ctx/tag, started now. A stream of stores or DMA writes. */
+uint32_t nsim_fabric_npieces(uint64_t bytes, uint64_t chunk);
+NSIM_NODISCARD int nsim_fabric_send_stream(nsim_fabric *f,
+                                           const uint32_t *path,
+                                           uint32_t nhops, uint64_t bytes,
+                                           uint64_t chunk,
+                                           nsim_piece_fn *done, void *ctx,
+                                           uint64_t tag);
+
 /* Time at which a server will be free (for schedulers that must not
  * queue ahead of the wire). */
 nsim_time nsim_fabric_free_at(const nsim_fabric *f, uint32_t server);

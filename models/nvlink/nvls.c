@@ -263,22 +263,10 @@ static int send_pieces(nvls_group *g, const uint32_t *path, uint32_t nhops,
                        uint64_t tag, uint32_t *npieces)
 {
     uint64_t chunk = g->env->params->stream_chunk_bytes;
-    uint32_t np = bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
     if (npieces != NULL)
-        *npieces = np;
-    for (uint32_t k = 0; k < np; k++) {
-        nsim_piece *p;
-        NSIM_TRY(nsim_fabric_piece(g->env->fab, &p));
-        p->path = path;
-        p->nhops = nhops;
-        p->bytes = bytes - (uint64_t)k * chunk < chunk
-                       ? bytes - (uint64_t)k * chunk : chunk;
-        p->done = done;
-        p->ctx = ctx;
-        p->tag = tag;
-        NSIM_TRY(nsim_fabric_send(g->env->fab, p));
-    }
-    return NSIM_OK;
+        *npieces = nsim_fabric_npieces(bytes, chunk);
+    return nsim_fabric_send_stream(g->env->fab, path, nhops, bytes, chunk,
+                                   done, ctx, tag);
 }
 
 /* A multicast copy of one piece landed on rank tag >> 8's GPU. */
@@ -333,7 +321,7 @@ static int reduce(nvls_group *g, uint32_t slot)
         return send_pieces(g, &g->to_gpu[head], 1, b, on_reduced, red, slot,
                            &red->pieces_left[slot]);
     }
-    np = b == 0 ? 1 : (uint32_t)((b + chunk - 1) / chunk);
+    np = nsim_fabric_npieces(b, chunk);
     for (uint32_t r = 0; r < g->n; r++)
         g->mc_left[slot * g->n + r] = np;
     return send_pieces(g, &g->head_path[2 * head], 2, b, on_head_store, g,
@@ -363,7 +351,7 @@ static int nvls_send(void *state, uint32_t sm_server, uint64_t bytes,
         /* NVLSTree: the head's j-th chunk goes to its down slot */
         nvls_group *g = c->g;
         uint64_t chunk = g->env->params->stream_chunk_bytes;
-        uint32_t np = bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
+        uint32_t np = nsim_fabric_npieces(bytes, chunk);
         slot = c->rank * SLOTS + (uint32_t)(seq % SLOTS);
         for (uint32_t r = 0; r < g->n; r++)
             g->mc_left[slot * g->n + r] = np;

@@ -147,22 +147,11 @@ static int p2p_send(void *state, uint32_t sm_server, uint64_t bytes,
     p2p_conn *c = state;
     const nsim_params *pr = c->env->params;
     uint64_t chunk = pr->stream_chunk_bytes;
-    uint32_t npieces = bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
     uint64_t slice = c->sent++;
     c->path[0] = sm_server;
-    c->pieces_left[slice % MAX_INFLIGHT] = npieces;
-    for (uint32_t k = 0; k < npieces; k++) {
-        nsim_piece *p;
-        NSIM_TRY(nsim_fabric_piece(c->env->fab, &p));
-        p->path = c->path;
-        p->nhops = c->nhops;
-        p->bytes = bytes - (uint64_t)k * chunk < chunk ? bytes - (uint64_t)k * chunk
-                                                       : chunk;
-        p->done = on_piece;
-        p->ctx = c;
-        p->tag = slice;
-        NSIM_TRY(nsim_fabric_send(c->env->fab, p));
-    }
+    c->pieces_left[slice % MAX_INFLIGHT] = nsim_fabric_npieces(bytes, chunk);
+    NSIM_TRY(nsim_fabric_send_stream(c->env->fab, c->path, c->nhops, bytes,
+                                     chunk, on_piece, c, slice));
     *sm_done = nsim_fabric_free_at(c->env->fab, sm_server);
     return NSIM_OK;
 }
