@@ -18,6 +18,7 @@ typedef struct server {
     nsim_time free_at;
     nsim_wire wire;
     uint32_t reverse; /* reverse server for NVLink responses, or self */
+    double multimem;  /* NVLink: wire-time factor of multimem pieces */
     int down;         /* drops every piece */
     uint64_t dropped;
     nsim_server_stats st;
@@ -78,9 +79,12 @@ int nsim_fabric_create(nsim_sim *sim, const nsim_topo *topo,
         const nsim_device *s = nsim_topo_device(topo, l->src);
         if (s->type == NSIM_DEV_SWITCH || s->type == NSIM_DEV_NVSWITCH)
             lat += s->lat_ps;
-        (void)d;
+        const nsim_device *gpu = s->type == NSIM_DEV_GPU ? s : d;
         f->servers[i] = (server){l->bw, lat, 0, wire_of_link(l), l->reverse,
-                                 0, 0, {0}};
+                                 1.0, 0, 0, {0}};
+        if (l->type == NSIM_LINK_NVLINK && gpu->type == NSIM_DEV_GPU)
+            f->servers[i].multimem =
+                nsim_params_multimem_factor(params, gpu->sm);
     }
     f->nservers = n;
     *out = f;
@@ -112,7 +116,7 @@ int nsim_fabric_add_server(nsim_fabric *f, double bw, nsim_time lat_ps,
         f->cap = cap;
     }
     uint32_t id = f->nservers++;
-    f->servers[id] = (server){bw, lat_ps, 0, wire, id, 0, 0, {0}};
+    f->servers[id] = (server){bw, lat_ps, 0, wire, id, 1.0, 0, 0, {0}};
     *out = id;
     return NSIM_OK;
 }
@@ -145,18 +149,24 @@ static void piece_free(nsim_fabric *f, nsim_piece *p)
 
 /* Bytes the piece occupies on a server of this wire type, and bytes it
  * charges to the reverse direction (NVLink responses). */
-static uint64_t wire_bytes(const nsim_params *pr, nsim_wire w,
+static uint64_t wire_bytes(const nsim_params *pr, const server *s,
                            const nsim_piece *p, uint64_t *reverse)
 {
     uint64_t b = p->bytes, n;
     *reverse = 0;
-    switch (w) {
+    switch (s->wire) {
     case NSIM_WIRE_NVLINK:
         n = (b + pr->nvlink_payload_bytes - 1) / pr->nvlink_payload_bytes;
         if (n == 0)
             n = 1;
         *reverse = n * pr->nvlink_response_bytes;
-        return b + n * pr->nvlink_header_bytes;
+        b += n * pr->nvlink_header_bytes;
+        if (p->hdr_flags & NSIM_PIECE_MULTIMEM) {
+            /* multimem traffic holds the port longer per byte */
+            *reverse = (uint64_t)((double)*reverse * s->multimem + 0.5);
+            b = (uint64_t)((double)b * s->multimem + 0.5);
+        }
+        return b;
     case NSIM_WIRE_PCIE:
         if (p->hdr_flags & NSIM_PIECE_READ) {
             uint64_t rcb = pr->pcie_read_completion_bytes;
@@ -192,7 +202,7 @@ static int enter_server(nsim_fabric *f, nsim_piece *p)
 {
     nsim_time now = nsim_sim_now(f->sim);
     server *s = &f->servers[p->path[p->hop]];
-    uint64_t rev = 0, wb = wire_bytes(f->params, s->wire, p, &rev);
+    uint64_t rev = 0, wb = wire_bytes(f->params, s, p, &rev);
     nsim_time ser = nsim_xfer_ps(wb, s->bw);
     nsim_time start = s->free_at > now ? s->free_at : now;
     s->free_at = start + ser;
@@ -259,7 +269,8 @@ uint32_t nsim_fabric_npieces(uint64_t bytes, uint64_t chunk)
 
 int nsim_fabric_send_stream(nsim_fabric *f, const uint32_t *path,
                             uint32_t nhops, uint64_t bytes, uint64_t chunk,
-                            nsim_piece_fn *done, void *ctx, uint64_t tag)
+                            nsim_piece_fn *done, void *ctx, uint64_t tag,
+                            uint32_t hdr_flags)
 {
     uint32_t np = nsim_fabric_npieces(bytes, chunk);
     for (uint32_t k = 0; k < np; k++) {
@@ -272,6 +283,7 @@ int nsim_fabric_send_stream(nsim_fabric *f, const uint32_t *path,
         p->done = done;
         p->ctx = ctx;
         p->tag = tag;
+        p->hdr_flags = hdr_flags;
         NSIM_TRY(nsim_fabric_send(f, p));
     }
     return NSIM_OK;

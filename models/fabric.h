@@ -58,6 +58,7 @@ struct nsim_piece {
 #define NSIM_PIECE_LAST 2u
 #define NSIM_PIECE_ACK 4u
 #define NSIM_PIECE_READ 8u /* PCIe: read completions, not posted writes */
+#define NSIM_PIECE_MULTIMEM 16u /* NVLink: NVLS multimem traffic */
 
 typedef struct nsim_server_stats {
     uint64_t bytes;      /* payload carried */
@@ -85,14 +86,15 @@ NSIM_NODISCARD int nsim_fabric_send(nsim_fabric *f, nsim_piece *p);
 
 /* The number of pieces of at most chunk bytes that carry bytes (one,
  * empty, for 0 bytes), and sending them: pieces along path, each with
- * done/ctx/tag, started now. A stream of stores or DMA writes. */
+ * done/ctx/tag and hdr_flags, started now. A stream of stores or DMA
+ * writes. */
 uint32_t nsim_fabric_npieces(uint64_t bytes, uint64_t chunk);
 NSIM_NODISCARD int nsim_fabric_send_stream(nsim_fabric *f,
                                            const uint32_t *path,
                                            uint32_t nhops, uint64_t bytes,
                                            uint64_t chunk,
                                            nsim_piece_fn *done, void *ctx,
-                                           uint64_t tag);
+                                           uint64_t tag, uint32_t hdr_flags);
 
 /* Time at which a server will be free (for schedulers that must not
  * queue ahead of the wire). */

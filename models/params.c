@@ -26,6 +26,15 @@ const nsim_param_info nsim_param_table[] = {
       "hw 1.2-1.3: each write draws a response on the reverse direction; "
       "with both directions loaded this gives NVIDIA's ~80 % of peak "
       "(128/(128+16+16)) and NCCL's 20.6 of 25.8 GB/s per link"),
+    P(nvls_multimem_pct_sm90, COUNT, "85",
+      "nccl 4.2: NCCL's nvlsEfficiency for Hopper (0.85): multimem "
+      "reductions, loads and stores through the NVSwitch move bytes at 85 % "
+      "of the P2P store rate of the same NVLink; every NVLS byte holds the "
+      "port 100/85 as long. NCCL issue #1455 (5-8 H100s, NVLS forced): "
+      "algbw 258/265/270/273 GB/s, a constant 0.86 of 370 x n/(n+1), the "
+      "NVLS bytes per port; range 1-100"),
+    P(nvls_multimem_pct_sm100, COUNT, "74",
+      "nccl 4.2: NCCL's nvlsEfficiency for Blackwell (0.74); as above"),
     P(pcie_mps_bytes, BYTES, "256",
       "hw 2.2: servers use MPS 128/256/512; 256 matches the measured H100 "
       "52.8 GB/s Gen5 write rate (hw 2.4)"),
@@ -189,6 +198,14 @@ int nsim_params_apply(nsim_params *p, const cJSON *obj, const char *what,
                                                        : "a whole number");
         }
         NSIM_TRY(set_value(p, pi, text, what, err));
+        if (strncmp(pi->name, "nvls_multimem_pct", 17) == 0) {
+            uint64_t pct = *(const uint64_t *)((const char *)p + pi->offset);
+            if (pct < 1 || pct > 100)
+                return NSIM_ERR(err, NSIM_ECONFIG,
+                                "%s: params.%s: expected a percentage from "
+                                "1 to 100",
+                                what, pi->name);
+        }
     }
     return NSIM_OK;
 }
@@ -240,6 +257,14 @@ int nsim_params_to_json(const nsim_params *p, char **out, nsim_err *err)
         return NSIM_ERR(err, NSIM_ENOMEM, "params: out of memory");
     *out = text;
     return NSIM_OK;
+}
+
+double nsim_params_multimem_factor(const nsim_params *p, uint32_t sm)
+{
+    uint64_t pct = sm >= 100 ? p->nvls_multimem_pct_sm100
+                   : sm >= 90 ? p->nvls_multimem_pct_sm90
+                              : 100;
+    return 100.0 / (double)pct;
 }
 
 double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen)

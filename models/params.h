@@ -26,6 +26,8 @@ typedef struct nsim_params {
     uint64_t nvlink_payload_bytes;
     uint64_t nvlink_header_bytes;
     uint64_t nvlink_response_bytes;
+    /* NVLS multimem traffic (percent of the P2P store rate) */
+    uint64_t nvls_multimem_pct_sm90, nvls_multimem_pct_sm100;
     /* PCIe */
     uint64_t pcie_mps_bytes;
     uint64_t pcie_tlp_overhead_bytes;
@@ -99,6 +101,10 @@ NSIM_NODISCARD int nsim_params_to_json(const nsim_params *p, char **out,
 /* Per-step synchronisation of a protocol (nsim_proto): Simple's tail
  * store and poll, LL/LL128's flag polling. */
 nsim_time nsim_params_step_sync_ps(const nsim_params *p, int proto);
+
+/* Wire-time factor (>= 1) of NVLS multimem traffic on an NVLink port of
+ * a GPU with this sm: 100 / the generation's multimem percent. */
+double nsim_params_multimem_factor(const nsim_params *p, uint32_t sm);
 
 /* Per-SM streaming rate of a GPU generation (bytes/s): HBM bw / SMs. */
 double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen);

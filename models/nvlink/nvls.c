@@ -23,6 +23,10 @@
  * NCCL's NVLS buffers: the scatterers' slot returns once the head has
  * taken the reduced chunk; the down side has 8 slots per head, each
  * returning to the head's store once every GPU has gathered it.
+ * Every NVLS byte on an NVLink is multimem traffic (the switch's reads
+ * for ld_reduce, its results, multimem stores and their multicast
+ * copies): it holds the port 100/nvls_multimem_pct_smXX times as long
+ * as a P2P store (params; NCCL's own nvlsEfficiency).
  * Does not model: a reduction rate inside the switch (not published,
  * hardware-facts 1.4/1.5: assumed to keep up with the ports).
  * Units: ps, bytes. Workload: (2 + nGPUs) pieces per chunk and 64 KiB.
@@ -266,7 +270,7 @@ static int send_pieces(nvls_group *g, const uint32_t *path, uint32_t nhops,
     if (npieces != NULL)
         *npieces = nsim_fabric_npieces(bytes, chunk);
     return nsim_fabric_send_stream(g->env->fab, path, nhops, bytes, chunk,
-                                   done, ctx, tag);
+                                   done, ctx, tag, NSIM_PIECE_MULTIMEM);
 }
 
 /* A multicast copy of one piece landed on rank tag >> 8's GPU. */

@@ -151,7 +151,7 @@ static int p2p_send(void *state, uint32_t sm_server, uint64_t bytes,
     c->path[0] = sm_server;
     c->pieces_left[slice % MAX_INFLIGHT] = nsim_fabric_npieces(bytes, chunk);
     NSIM_TRY(nsim_fabric_send_stream(c->env->fab, c->path, c->nhops, bytes,
-                                     chunk, on_piece, c, slice));
+                                     chunk, on_piece, c, slice, 0));
     *sm_done = nsim_fabric_free_at(c->env->fab, sm_server);
     return NSIM_OK;
 }
