@@ -7,7 +7,7 @@
 # Also prints the algorithm/protocol ncclsim ran at each size (NCCL's
 # tuner unless the dataset forced them).
 # Usage: scripts/validate.sh [DATASET-NUMBER ...]
-#        (default: 15 16 02 03 04 05 06 23 12 28 07 09)
+#        (default: 15 16 02 03 04 05 06 23 12 28 43 18 19 07 09)
 # Not compared: 39 and 40 (2 x H100 + 8 NDR, the same hardware as the
 # dgx-h100-2node preset) record a misbehaving fabric (~12 GB/s per NIC;
 # index.json: "use as a bad fabric case, not a calibration target").
@@ -43,7 +43,12 @@ published() {
 # 09: as 07, ReduceScatter, double; 28: two hosts with one H100 and one
 # 400G RoCE NIC each, no GPUDirect RDMA (the log: "GDR 0"), ring, the
 # log's 2 channels (the hosts' PCIe layout is not published, so NCCL's
-# channel count is taken from the log rather than searched).
+# channel count is taken from the log rather than searched); 43: two
+# A100 SXM4 joined by NV4 (4 NVLink3 links, no NVSwitch), SendRecv,
+# NCCL_BUFFSIZE 4 MiB as logged; 18, 19: two hosts with one A100 PCIe
+# and one HDR HCA each on the same CPU (PHB), GPUDirect RDMA on (18:
+# NCCL_NET_GDR_LEVEL=SYS) and off (19), NCCL's own choices (the log's 2
+# channels are what the search finds).
 scenario_for() {
     sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
         scenarios/dgx-h100-allreduce.json |
@@ -66,6 +71,15 @@ scenario_for() {
     28) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/tests/data/h100-2host-1gpu-roce-nogdr.topo.json#" \
             "$tmp/auto.json" > "$tmp/nogdr.json"
         echo "$tmp/nogdr.json --algo Ring --nchannels 2" ;;
+    43) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/tests/data/a100-nv4-2gpu.topo.json#" \
+            "$tmp/auto.json" > "$tmp/nv4.json"
+        echo "$tmp/nv4.json --collective sendrecv_perf" ;;
+    18|19)
+        t=a100pcie-2host-hdr
+        [ "$1" = 19 ] && t=a100pcie-2host-hdr-nogdr
+        sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/tests/data/$t.topo.json#" \
+            "$tmp/auto.json" > "$tmp/$t.json"
+        echo "$tmp/$t.json" ;;
     07|09)
         ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
             --fabric rail-fat-tree -o "$tmp/h100x10.topo.json" >/dev/null
@@ -113,4 +127,4 @@ compare() {
                 (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }'
 }
 
-for id in ${*:-15 16 02 03 04 05 06 23 12 28 07 09}; do compare "$id"; done
+for id in ${*:-15 16 02 03 04 05 06 23 12 28 43 18 19 07 09}; do compare "$id"; done

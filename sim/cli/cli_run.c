@@ -233,7 +233,9 @@ static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
         nsim_coll_test_name(s->coll), s->dtype,
         nsim_coll_has_op(s->coll) ? s->redop : "none",
         s->proto_set ? nsim_proto_name(s->proto) : "auto (NCCL's tuner)",
-        s->algo_set ? nsim_algo_name(s->algo) : "auto (NCCL's tuner)",
+        nsim_coll_is_p2p(s->coll) ? "P2P (point-to-point channels)"
+        : s->algo_set             ? nsim_algo_name(s->algo)
+                                  : "auto (NCCL's tuner)",
         s->channel_mode == NSIM_CHANNEL_SHARED ? "shared" : "dedicated",
         nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo),
         s->algo_set && !s->nchannels_given &&
@@ -322,7 +324,7 @@ static int run_size(nsim_scenario *s, const run_opts *ro, uint64_t bytes,
     clock_gettime(CLOCK_MONOTONIC, &t1);
     row->wall_s = (double)(t1.tv_sec - t0.tv_sec) +
                   (t1.tv_nsec - t0.tv_nsec) / 1e9;
-    row->algo = nsim_algo_name(req.algo);
+    row->algo = nsim_coll_is_p2p(req.coll) ? "P2P" : nsim_algo_name(req.algo);
     row->proto = nsim_proto_name(req.proto);
     row->pred_us = pred;
     return NSIM_OK;

@@ -161,7 +161,7 @@ int nsim_coll_has_root(nsim_coll c)
     return c == NSIM_COLL_BROADCAST || c == NSIM_COLL_REDUCE;
 }
 
-static int is_p2p(nsim_coll c)
+int nsim_coll_is_p2p(nsim_coll c)
 {
     return c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL;
 }
@@ -675,7 +675,7 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
                         "NCCL (NVLS inside hosts, trees between them) "
                         "without CollNet: use NVLSTree, Tree or Ring",
                         nsim_topo_nnodes(t));
-    if (is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
+    if (nsim_coll_is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
         return NSIM_ERR(err, NSIM_ENOTSUP,
                         "protocol %s: %s runs Simple (NCCL uses LL for "
                         "point-to-point only below 16 KiB per part, "
@@ -1149,7 +1149,7 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
                                                  : nsim_plan_default_channels(t);
     uint32_t nch_full = p->nchannels;
     set_cut(p);
-    if (is_p2p(req->coll))
+    if (nsim_coll_is_p2p(req->coll))
         rc = build_p2p(t, p, err);
     else if (split_channels(p) != NSIM_OK)
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");

@@ -214,6 +214,9 @@ NSIM_NODISCARD int nsim_plan_to_json(const nsim_plan *p, const nsim_topo *t,
 const char *nsim_coll_name(nsim_coll c);
 const char *nsim_proto_name(nsim_proto p);
 const char *nsim_algo_name(nsim_algo a);
+/* SendRecv and AllToAll: NCCL's point-to-point operations (p2p
+ * channels, no algorithm; reported as "P2P"). */
+int nsim_coll_is_p2p(nsim_coll c);
 const char *nsim_transport_name(nsim_transport t);
 int nsim_coll_parse(const char *s, nsim_coll *out);
 int nsim_proto_parse(const char *s, nsim_proto *out);
