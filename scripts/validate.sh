@@ -36,8 +36,9 @@ published() {
 
 # scenario for a dataset: echo "scenario-file [extra options]"
 # 02-06: single-node H100, no NCCL_* overrides, double (index.json);
-# 15, 16: NCCL_ALGO=RING, float; 07: 10 DGX H100 nodes, rail fat tree;
-# 23: two RTX 2080 Ti without P2P (SHM), float; 12: one DGX A100 (Azure
+# 15, 16: NCCL_ALGO=RING, float, -g 8 (one process drives the 8 GPUs);
+# 07: 10 DGX H100 nodes, rail fat tree;
+# 23: two RTX 2080 Ti without P2P (SHM), float, -g 2; 12: one DGX A100 (Azure
 # ND A100 v4, NCCL's own choice: A100 has no NVLS), float, in-place
 # busbw (the only column published), -g 8 as the page's command line;
 # 09: as 07, ReduceScatter, double; 28: two hosts with one H100 and one
@@ -55,8 +56,8 @@ scenario_for() {
         sed "s#dgx-h100.topo.json#$PWD/scenarios/dgx-h100.topo.json#" \
         > "$tmp/auto.json"
     case "$1" in
-    15) echo "$tmp/auto.json --algo Ring" ;;
-    16) echo "$tmp/auto.json --algo Ring --collective all_gather_perf" ;;
+    15) echo "$tmp/auto.json --algo Ring -g 8" ;;
+    16) echo "$tmp/auto.json --algo Ring -g 8 --collective all_gather_perf" ;;
     02) echo "$tmp/auto.json -d double" ;;
     03) echo "$tmp/auto.json -d double --collective all_gather_perf" ;;
     04) echo "$tmp/auto.json -d double --collective reduce_scatter_perf" ;;
@@ -64,7 +65,7 @@ scenario_for() {
     06) echo "$tmp/auto.json -d double --collective sendrecv_perf" ;;
     23) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/scenarios/pcie-2gpu-nop2p.topo.json#" \
             "$tmp/auto.json" > "$tmp/nop2p.json"
-        echo "$tmp/nop2p.json" ;;
+        echo "$tmp/nop2p.json -g 2" ;;
     12) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/scenarios/dgx-a100.topo.json#" \
             "$tmp/auto.json" > "$tmp/a100.json"
         echo "$tmp/a100.json -g 8" ;;

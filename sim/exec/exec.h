@@ -43,7 +43,10 @@ typedef struct nsim_op_span {
 } nsim_op_span;
 
 typedef struct nsim_exec_result {
-    nsim_time time_ps;    /* launch to the last rank's completion */
+    nsim_time time_ps;    /* the op's time as nccl-tests reports it:
+                           * max(gpu_ps, host_ps) */
+    nsim_time gpu_ps;     /* launch to the last rank's completion */
+    nsim_time host_ps;    /* the host thread's launches per op */
     uint64_t events;      /* engine events run */
     uint64_t bytes_moved; /* payload over all connections */
     /* with want_stats (malloc'd; nsim_exec_result_free): */
@@ -62,9 +65,9 @@ typedef struct nsim_exec_opts {
     int want_stats;
     const nsim_net_knobs *net;      /* NULL: NCCL's defaults */
     const nsim_fault_plan *faults;  /* NULL: no faults */
-    /* GPUs one host thread launches, one after another (nccl-tests -g):
-     * rank r's kernel starts after (r mod n) + 1 launches; 0 or 1: all
-     * start after one launch */
+    /* GPUs one host thread drives (nccl-tests -g; 0 means 1): the thread
+     * spends one kernel launch per GPU on every op, and nccl-tests runs
+     * ops back to back, so an op takes at least that long */
     uint32_t gpus_per_thread;
     int want_trace; /* record every op's start and end */
 } nsim_exec_opts;
