@@ -60,20 +60,21 @@ const nsim_param_info nsim_param_table[] = {
     P(other_sm_count, COUNT, "108", "as A100 (hw 5)"),
     P(kernel_launch_ps, TIME, "5 us",
       "hw 5: kernel launch, host submit + GPU start, 4-6 us"),
-    P(p2p_step_sync_ps, TIME, "1.5 us",
-      "per slice: the sender's fence and tail store, the receiver's poll "
-      "(hw 1.5: NCCL's per-step NVLink latencies are 0.6 LL to 3.4 us "
-      "Simple); chosen so that an 8-rank ring's 14 steps plus launch match "
-      "the ~35 us floor of hwdata 15 (rerun: scripts/calibrate.sh)"),
-    P(ll_step_sync_ps, TIME, "265 ns",
+    P(p2p_step_sync_ps, TIME, "2.9 us",
+      "per Simple slice: the sender's fence and tail store, the "
+      "receiver's poll. nccl 4.1 hwLat NVLINK Ring Simple: 3.4 us per "
+      "ring step incl. flag polling (hw 1.5); a small-message step is one "
+      "slice, which on a DGX H100 also spends 2 x 250 ns on the NVLink "
+      "path: 3.4 - 0.5 = 2.9 us, so an 8-byte 8-rank ring takes 5 + 14 x "
+      "3.4 us as NCCL's own model (8.4 + 14 x 3.4)"),
+    P(ll_step_sync_ps, TIME, "100 ns",
       "per LL step: no fence and no tail store, the receiver polls the "
-      "flag in every 8-byte word (nccl 3.1); Simple's 1.5 us scaled by "
-      "NCCL's NVLink ring per-step latencies LL/Simple = 0.6/3.4 (nccl "
-      "4.1 hwLat)"),
-    P(ll128_step_sync_ps, TIME, "838 ns",
+      "flag in every 8-byte word (nccl 3.1); nccl 4.1 hwLat NVLINK Ring "
+      "LL 0.6 us per step less the 0.5 us NVLink path, as for Simple"),
+    P(ll128_step_sync_ps, TIME, "1.4 us",
       "per LL128 step: one flag per 128-byte line, polled by the "
-      "receiver's warps (nccl 3.1); Simple's 1.5 us scaled by NCCL's "
-      "NVLink ring per-step latencies LL128/Simple = 1.9/3.4 (nccl 4.1)"),
+      "receiver's warps (nccl 3.1); nccl 4.1 hwLat NVLINK Ring LL128 "
+      "1.9 us per step less the 0.5 us NVLink path, as for Simple"),
     P(ib_header_bytes, BYTES, "26",
       "hw 3.3: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 per IB packet"),
     P(ib_reth_bytes, BYTES, "16", "hw 3.3: RETH on the first packet"),

@@ -157,7 +157,7 @@ nsim_expect(cli.run.graph_bad_ranks 1
             ERR "two_host_ring.xml" NO_FILE graph_bad.json)
 # -g: one host thread spends a launch (5 us) per GPU on every op, and
 # nccl-tests' back-to-back loop hides the kernels behind it: 8 B with -g 8
-# is host-bound (8 x 5 us; 15.72 us with one GPU per thread), 256 MiB is
+# is host-bound (8 x 5 us; 13.41 us with one GPU per thread), 256 MiB is
 # the kernels' time either way
 nsim_expect(cli.run.gpus_per_thread 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 8 -e 8 --proto LL
@@ -165,11 +165,11 @@ nsim_expect(cli.run.gpus_per_thread 0
             OUT "\n +8 +2 +float +sum +-1 +40\\.00 ")
 nsim_expect(cli.run.gpus_per_thread_one 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 8 -e 8 --proto LL
-            OUT "\n +8 +2 +float +sum +-1 +15\\.72 ")
+            OUT "\n +8 +2 +float +sum +-1 +13\\.41 ")
 nsim_expect(cli.run.gpus_per_thread_large 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 256M -e 256M
                 -g 8
-            OUT "\n +268435456 +67108864 +float +sum +-1 +1341\\.80 ")
+            OUT "\n +268435456 +67108864 +float +sum +-1 +1343\\.20 ")
 
 # CSV, gnuplot files and the Chrome trace
 add_test(NAME cli.run.exports
