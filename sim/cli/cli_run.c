@@ -240,7 +240,9 @@ static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
         nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo),
         s->algo_set && !s->nchannels_given &&
                 (s->algo == NSIM_ALGO_NVLS || s->algo == NSIM_ALGO_NVLSTREE)
-            ? nsim_plan_nvls_channels(s->topo) : s->nchannels,
+            ? (s->nvls_nchannels ? s->nvls_nchannels
+                                 : nsim_plan_nvls_channels(s->topo))
+            : s->nchannels,
         s->qps_per_conn, s->buffsize, s->seed,
         nsim_coll_has_root(s->coll) ? (int)s->root : -1,
         !s->algo_set || !s->proto_set || ro->tuning, ro->tuning};
@@ -252,7 +254,10 @@ static int request_for(const nsim_scenario *s, uint64_t bytes,
                        nsim_plan_req *req, double *pred_us, nsim_err *err)
 {
     *req = nsim_scenario_request(s, bytes);
-    uint32_t off = s->pat_enable == 0 ? 1u << NSIM_ALGO_PAT : 0;
+    uint32_t off = (s->pat_enable == 0 ? 1u << NSIM_ALGO_PAT : 0) |
+                   (s->nvls_enable == 0 ? 1u << NSIM_ALGO_NVLS |
+                                              1u << NSIM_ALGO_NVLSTREE
+                                        : 0);
     int rc = nsim_tune_pick_without(s->topo, s->coll, bytes, s->algo_set,
                                     s->proto_set, off, &req->algo,
                                     &req->proto, pred_us, err);

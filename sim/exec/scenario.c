@@ -133,6 +133,20 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
         rc = nsim_units_parse_size(v, &s->net.ar_threshold, &why);
     else if (strcmp(key, "NCCL_PAT_ENABLE") == 0)
         rc = parse_u32_text(v, 0, 2, &s->pat_enable);
+    else if (strcmp(key, "NCCL_NVLS_ENABLE") == 0)
+        rc = parse_u32_text(v, 0, 2, &s->nvls_enable);
+    else if (strcmp(key, "NCCL_NVLS_NCHANNELS") == 0)
+        rc = parse_u32_text(v, 1, 32, &s->nvls_nchannels);
+    else if (strcmp(key, "NCCL_NVLS_CHUNKSIZE") == 0 ||
+             strcmp(key, "NCCL_NVLSTREE_MAX_CHUNKSIZE") == 0) {
+        uint64_t b = 0;
+        rc = nsim_units_parse_size(v, &b, &why);
+        if (rc == NSIM_OK && (b < 4096 || b > (64u << 20) || b % 4096)) {
+            why = "expected a multiple of 4 KiB from 4 KiB to 64 MiB";
+            rc = NSIM_EINVAL;
+        }
+        *(key[9] == 'T' ? &s->nvlstree_max_chunk : &s->nvls_chunk) = b;
+    }
     else if (strcmp(key, "NCCL_NET_SHARED_COMMS") == 0) {
         uint32_t b = 0;
         rc = parse_u32_text(v, 0, 1, &b);
@@ -145,9 +159,12 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
                           "NCCL_PROTO, NCCL_ALGO, NCCL_NET_SHARED_COMMS, "
                           "NCCL_IB_SPLIT_DATA_ON_QPS, NCCL_IB_ADAPTIVE_ROUTING, "
                           "NCCL_IB_AR_THRESHOLD, NCCL_NCHANNELS_PER_NET_PEER, "
-                          "NCCL_PAT_ENABLE)");
+                          "NCCL_PAT_ENABLE, NCCL_NVLS_ENABLE, "
+                          "NCCL_NVLS_NCHANNELS, NCCL_NVLS_CHUNKSIZE, "
+                          "NCCL_NVLSTREE_MAX_CHUNKSIZE)");
     if (rc != NSIM_OK)
-        return nsim_jfail(c, "env", key, "invalid value \"%s\"", v);
+        return nsim_jfail(c, "env", key, "invalid value \"%s\"%s%s", v,
+                          why ? ": " : "", why ? why : "");
     return NSIM_OK;
 }
 
@@ -590,6 +607,7 @@ int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
     s->net = (nsim_net_knobs)NSIM_NET_KNOBS_DEFAULT;
     s->cross_nic = -1;
     s->pat_enable = 2;
+    s->nvls_enable = 2;
     int rc = nsim_json_load(path, &root, err);
     if (rc == NSIM_OK)
         rc = read_header(s, &c, root);
@@ -622,7 +640,8 @@ nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes)
                        bytes,        s->type_size,    s->nchannels,
                        s->qps_per_conn, s->buffsize,  s->channel_mode,
                        s->root,      s->net_peer_channels, s->graph,
-                       s->cross_nic >= 0, s->cross_nic >= 0 ? (uint32_t)s->cross_nic : 2};
+                       s->cross_nic >= 0, s->cross_nic >= 0 ? (uint32_t)s->cross_nic : 2,
+                       s->nvls_nchannels, s->nvls_chunk, s->nvlstree_max_chunk};
     return r;
 }
 

@@ -50,6 +50,10 @@ typedef struct nsim_scenario {
     uint32_t net_peer_channels; /* NCCL_NCHANNELS_PER_NET_PEER, 0: auto */
     int32_t cross_nic;          /* NCCL_CROSS_NIC 0/1/2; -1: default */
     uint32_t pat_enable;        /* NCCL_PAT_ENABLE 0/1/2 (2: auto) */
+    uint32_t nvls_enable;       /* NCCL_NVLS_ENABLE 0/1/2 (2: auto) */
+    uint32_t nvls_nchannels;    /* NCCL_NVLS_NCHANNELS, 0: auto */
+    uint64_t nvls_chunk;        /* NCCL_NVLS_CHUNKSIZE, 0: 128 KiB */
+    uint64_t nvlstree_max_chunk; /* NCCL_NVLSTREE_MAX_CHUNKSIZE, 0: auto */
     uint64_t seed;
     uint32_t gpus_per_thread; /* nccl-tests -g: launches per host thread */
     nsim_params params;

@@ -37,10 +37,26 @@ uint32_t nsim_plan_nvls_channels(nsim_topo *t)
     return g.sm >= 100 ? 24 : 16;
 }
 
+uint32_t nsim_plan_req_nvls_channels(nsim_topo *t, const nsim_plan_req *req)
+{
+    return req->nvls_nchannels ? req->nvls_nchannels
+                               : nsim_plan_nvls_channels(t);
+}
+
+/* NCCL_NVLS_CHUNKSIZE (128 KiB by default, nccl 3.3, 9), at most a
+ * buffer slot (buffsize / NCCL_STEPS), where NCCL's chunk starts. */
+static uint64_t nvls_base_chunk(const nsim_plan *p)
+{
+    uint64_t ch = p->req.nvls_chunk ? p->req.nvls_chunk : 131072;
+    uint64_t slot = p->req.buffsize / NSIM_NCCL_STEPS;
+    return slot != 0 && slot < ch ? slot : ch;
+}
+
 /* NCCL's NVLS chunk (enqueue.cc computeCollDevWork, nccl 3.3). */
 static uint64_t nvls_chunk(const nsim_plan *p)
 {
-    uint64_t ch = 131072, conc = (uint64_t)p->nchannels * p->nvls_heads;
+    uint64_t ch = nvls_base_chunk(p);
+    uint64_t conc = (uint64_t)p->nchannels * p->nvls_heads;
     if (p->req.bytes < 64 * conc * ch && ch > 65536)
         ch = 65536;
     if (p->req.bytes < 8 * conc * ch && ch > 32768)
@@ -131,7 +147,10 @@ static uint64_t nvlstree_chunk(const nsim_plan *p)
 {
     static const uint64_t mult[4] = {32, 16, 4, 1};
     static const uint64_t floor_bytes[4] = {262144, 131072, 65536, 32768};
-    uint64_t ch = 131072, conc = (uint64_t)p->nchannels * p->nvls_heads;
+    uint64_t ch = nvls_base_chunk(p);
+    uint64_t conc = (uint64_t)p->nchannels * p->nvls_heads;
+    if (p->req.nvlstree_max_chunk && p->req.nvlstree_max_chunk < ch)
+        ch = p->req.nvlstree_max_chunk;
     for (int i = 0; i < 4; i++)
         while (p->req.bytes < mult[i] * conc * ch && ch > floor_bytes[i])
             ch /= 2;

@@ -1145,7 +1145,7 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
     p->nchannels = req->nchannels ? req->nchannels
                    : req->algo == NSIM_ALGO_NVLS ||
                            req->algo == NSIM_ALGO_NVLSTREE
-                       ? nsim_plan_nvls_channels(t)
+                       ? nsim_plan_req_nvls_channels(t, req)
                                                  : nsim_plan_default_channels(t);
     uint32_t nch_full = p->nchannels;
     set_cut(p);

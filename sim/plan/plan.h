@@ -141,6 +141,10 @@ typedef struct nsim_plan_req {
     /* NCCL_CROSS_NIC (0, 1, 2) for the search behind multi-host rings;
      * unset: NCCL's default 2 */
     uint32_t cross_nic_given, cross_nic;
+    /* NCCL_NVLS_NCHANNELS, NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE
+     * (0: NCCL's defaults) */
+    uint32_t nvls_nchannels;
+    uint64_t nvls_chunk, nvlstree_max_chunk;
 } nsim_plan_req;
 
 typedef struct nsim_plan {
@@ -203,6 +207,10 @@ void nsim_plan_graph_get(nsim_topo *topo, nsim_plan_graph *g);
 
 /* NCCL's NVLS channel (CTA) count: 16 on sm90, 24 on sm100 (nccl 6.3). */
 uint32_t nsim_plan_nvls_channels(nsim_topo *topo);
+/* The NVLS channel count of a request: NCCL_NVLS_NCHANNELS or the
+ * topology's (nsim_plan_nvls_channels). */
+uint32_t nsim_plan_req_nvls_channels(nsim_topo *topo,
+                                     const nsim_plan_req *req);
 
 /* Channel count NCCL would use on this topology (nccl 2.2, 2.5). */
 uint32_t nsim_plan_default_channels(nsim_topo *topo);

@@ -384,7 +384,9 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "algorithm %s is disabled (%s)", nsim_algo_name(*algo),
                         *algo == NSIM_ALGO_PAT ? "NCCL_PAT_ENABLE=0"
-                                               : "not enabled");
+                        : *algo == NSIM_ALGO_NVLS || *algo == NSIM_ALGO_NVLSTREE
+                            ? "NCCL_NVLS_ENABLE=0"
+                            : "not enabled");
     if (algo_forced)
         NSIM_TRY(nsim_tune_check(t, c, *algo,
                                  proto_forced ? *proto : NSIM_PROTO_SIMPLE,

@@ -114,6 +114,32 @@ nsim_expect(cli.run.nvls_no_nvls_switch 1
                 --json nvls_hgx.json
             ERR "^ncclsim: [^\n]*NVLS needs sm >= 90 GPUs and an NVLS-capable NVSwitch[^\n]*\n$"
             NO_FILE nvls_hgx.json)
+# NCCL_NVLS_ENABLE=0: the tuner falls back to the ring; forcing NVLS
+# names the variable
+nsim_expect(cli.run.nvls_env_off 0
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/nvls-env-off.json
+            OUT "\n +1073741824 [^\n]* Ring/Simple +24\n")
+nsim_expect(cli.run.nvls_env_off_forced 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/nvls-env-off.json --algo NVLS
+                --json nvls_off.json
+            ERR "^ncclsim: [^\n]*algorithm NVLS is disabled \\(NCCL_NVLS_ENABLE=0\\)\n$"
+            NO_FILE nvls_off.json)
+# NCCL_NVLS_NCHANNELS=8: eight NVLS thread blocks
+nsim_expect(cli.run.nvls_env_nchannels 0
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/nvls-env-ch8.json
+            OUT "\n +1073741824 [^\n]* NVLS/Simple +8\n")
+# NCCL_NVLS_CHUNKSIZE=512K reaches the plan
+nsim_expect(cli.run.nvls_env_chunk 0
+            CMD ${NCCLSIM} plan ${NSIM_TESTS}/data/nvls-env-chunk.json
+            OUT "\"algorithm\":\t\"NVLS\",.*\"chunk_bytes\":\t524288,")
+nsim_expect(cli.run.nvls_env_bad_chunk 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/nvls-env-badchunk.json
+                --json nvls_badchunk.json
+            ERR "nvls-env-badchunk.json: env.NCCL_NVLS_CHUNKSIZE: invalid value \"5000\": expected a multiple of 4 KiB"
+            NO_FILE nvls_badchunk.json)
+nsim_expect(cli.run.nvls_env_bad_nchannels 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/nvls-env-badch.json
+            ERR "nvls-env-badch.json: env.NCCL_NVLS_NCHANNELS: invalid value \"33\"")
 nsim_expect(cli.run.nvls_multi_host 1
             CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --algo NVLS
                 -b 1M -e 1M
