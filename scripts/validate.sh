@@ -24,6 +24,8 @@ trap 'rm -rf "$tmp"' EXIT
 # a vendor markdown table ("| 65K | 2.70 |": in-place busbw under size
 # labels rounded by the publisher) gives the nearest power of two
 published() {
+    # mpirun --tag-output prefixes ("[1,0]<stdout>:", mid-row too) go
+    sed 's/\[1,[0-9]*\]<stdout>://g' "$1" |
     awk '$1 ~ /^[0-9]+$/ && $1 > 0 && NF >= 12 && $8 ~ /^[0-9.]+$/ { print $1, $8 }
          /^\| *[0-9]+[KMG] *\| *[0-9.]+ *\|/ {
              split($0, f, "|"); l = f[2]; gsub(/ /, "", l); b = f[3] + 0
@@ -31,7 +33,7 @@ published() {
              v *= (u == "K" ? 1e3 : u == "M" ? 1e6 : 1e9)
              p = 1; while (p * 2 <= v) p *= 2
              if (v - p > 2 * p - v) p *= 2
-             printf "%.0f %s\n", p, b }' "$1"
+             printf "%.0f %s\n", p, b }'
 }
 
 # scenario for a dataset: echo "scenario-file [extra options]"
@@ -49,7 +51,13 @@ published() {
 # NCCL_BUFFSIZE 4 MiB as logged; 18, 19: two hosts with one A100 PCIe
 # and one HDR HCA each on the same CPU (PHB), GPUDirect RDMA on (18:
 # NCCL_NET_GDR_LEVEL=SYS) and off (19), NCCL's own choices (the log's 2
-# channels are what the search finds).
+# channels are what the search finds); 21: AWS p5 (8 H100 + NVSwitch,
+# 32 EFA NICs that aws-ofi-nccl groups into 8 400 Gb/s NET devices, as
+# the log's 8 NIC groups) on the dgx-h100-2node preset with the log's
+# NCCL_BUFFSIZE and NVLS chunk sizes, NCCL's choices; not in the default
+# list: EFA (libfabric over SRD; the plugin tells NCCL 75 us of latency)
+# is not the preset's IB, so only the large, bandwidth-bound sizes are a
+# fair check (NVLSTree's).
 scenario_for() {
     sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
         scenarios/dgx-h100-allreduce.json |
@@ -81,6 +89,11 @@ scenario_for() {
         sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/tests/data/$t.topo.json#" \
             "$tmp/auto.json" > "$tmp/$t.json"
         echo "$tmp/$t.json" ;;
+    21) sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
+            scenarios/dgx-h100-2node-allreduce.json |
+            sed "s#dgx-h100-2node.topo.json#$PWD/scenarios/dgx-h100-2node.topo.json#; s#\"seed\"#\"env\": {\"NCCL_BUFFSIZE\": \"8M\", \"NCCL_NVLS_CHUNKSIZE\": \"512K\", \"NCCL_NVLSTREE_MAX_CHUNKSIZE\": \"512K\"}, \"seed\"#" \
+            > "$tmp/p5.json"
+        echo "$tmp/p5.json" ;;
     07|09)
         ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
             --fabric rail-fat-tree -o "$tmp/h100x10.topo.json" >/dev/null
