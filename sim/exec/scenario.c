@@ -93,6 +93,21 @@ static int parse_u32_text(const char *text, uint32_t min, uint32_t max,
     return NSIM_OK;
 }
 
+/* A chunk size: a multiple of 4 KiB from 4 KiB to 64 MiB. */
+static int parse_chunk_text(const char *text, uint64_t *out, const char **why)
+{
+    uint64_t b = 0;
+    int rc = nsim_units_parse_size(text, &b, why);
+    if (rc != NSIM_OK)
+        return rc;
+    if (b < 4096 || b > (64u << 20) || b % 4096) {
+        *why = "expected a multiple of 4 KiB from 4 KiB to 64 MiB";
+        return NSIM_EINVAL;
+    }
+    *out = b;
+    return NSIM_OK;
+}
+
 /* NCCL's variables for the knobs (nccl-internals 9). */
 static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
                          const char *key, const char *v)
@@ -137,16 +152,10 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
         rc = parse_u32_text(v, 0, 2, &s->nvls_enable);
     else if (strcmp(key, "NCCL_NVLS_NCHANNELS") == 0)
         rc = parse_u32_text(v, 1, 32, &s->nvls_nchannels);
-    else if (strcmp(key, "NCCL_NVLS_CHUNKSIZE") == 0 ||
-             strcmp(key, "NCCL_NVLSTREE_MAX_CHUNKSIZE") == 0) {
-        uint64_t b = 0;
-        rc = nsim_units_parse_size(v, &b, &why);
-        if (rc == NSIM_OK && (b < 4096 || b > (64u << 20) || b % 4096)) {
-            why = "expected a multiple of 4 KiB from 4 KiB to 64 MiB";
-            rc = NSIM_EINVAL;
-        }
-        *(key[9] == 'T' ? &s->nvlstree_max_chunk : &s->nvls_chunk) = b;
-    }
+    else if (strcmp(key, "NCCL_NVLS_CHUNKSIZE") == 0)
+        rc = parse_chunk_text(v, &s->nvls_chunk, &why);
+    else if (strcmp(key, "NCCL_NVLSTREE_MAX_CHUNKSIZE") == 0)
+        rc = parse_chunk_text(v, &s->nvlstree_max_chunk, &why);
     else if (strcmp(key, "NCCL_NET_SHARED_COMMS") == 0) {
         uint32_t b = 0;
         rc = parse_u32_text(v, 0, 1, &b);
