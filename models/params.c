@@ -121,7 +121,8 @@ const nsim_param_info nsim_param_table[] = {
       "lists, QP metadata, a ready flag: several round trips) plus QP "
       "creation and RTR/RTS transitions; order of a millisecond (L)"),
     P(gpu_memory_latency_ps, TIME, "600 ns",
-      "hw 2.5: DMA read round trip device->memory ~0.5-1 us"),
+      "hw 2.5: DMA read round trip device->memory ~0.5-1 us; also one GPU "
+      "poll of the tail word a NET proxy stores after a Simple receive"),
     {NULL, 0, 0, NULL, NULL},
 };
 
