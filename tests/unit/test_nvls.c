@@ -137,6 +137,81 @@ static void test_traffic_and_speed(void)
     nsim_topo_destroy(t);
 }
 
+/* n H100s on one NVLS-capable NVSwitch (18 NVLinks each) and a CPU. */
+static nsim_topo *h100_switch(uint32_t n)
+{
+    char text[8192];
+    size_t k = (size_t)snprintf(
+        text, sizeof text,
+        "{\"format\": \"ncclsim-topology\", \"version\": 1, "
+        "\"name\": \"nvs%u\", \"devices\": ["
+        "{\"id\": \"nvs\", \"type\": \"nvswitch\", \"host\": 0, "
+        "\"nvls\": true, \"latency\": \"0 ns\"}, "
+        "{\"id\": \"cpu\", \"type\": \"cpu\", \"host\": 0}",
+        n);
+    for (uint32_t g = 0; g < n; g++)
+        k += (size_t)snprintf(text + k, sizeof text - k,
+                              ", {\"id\": \"gpu%u\", \"type\": \"gpu\", "
+                              "\"gen\": \"h100\", \"host\": 0}",
+                              g);
+    k += (size_t)snprintf(text + k, sizeof text - k, "], \"links\": [");
+    for (uint32_t g = 0; g < n; g++)
+        k += (size_t)snprintf(
+            text + k, sizeof text - k,
+            "%s{\"a\": \"gpu%u\", \"b\": \"nvs\", \"type\": \"nvlink\", "
+            "\"bw\": \"25 GB/s\", \"count\": 18, \"latency\": \"250 ns\"}, "
+            "{\"a\": \"gpu%u\", \"b\": \"cpu\", \"type\": \"pcie\", "
+            "\"bw\": \"3.938 GB/s\", \"count\": 16, "
+            "\"latency\": \"115 ns\"}",
+            g ? ", " : "", g, g);
+    k += (size_t)snprintf(text + k, sizeof text - k, "]}");
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_parse(text, k, "nvs-n", &t, &err));
+    return t;
+}
+
+/* NCCL issue #1455 (5..8 H100, NVLS forced, 2-4 GiB): algbw 258 / 265 /
+ * 270 / 273 GB/s, i.e. constant x n/(n+1): each port carries S + S/n.
+ * The model's algbw x (1 + 1/n) is the same at every n (within 2 %),
+ * so its algbw grows with n as published, and 8 GPUs land at 1.2-1.4x
+ * the ring's busbw (published 480 / 370 = 1.30). */
+static void test_scaling_with_gpus(void)
+{
+    const uint64_t S = 256u << 20;
+    double eff[9] = {0};
+    for (uint32_t n = 5; n <= 8; n++) {
+        nsim_topo *t = h100_switch(n);
+        nsim_exec_result res;
+        nsim_err err = {0};
+        nsim_plan *p = NULL;
+        nsim_params prm;
+        nsim_params_defaults(&prm);
+        nsim_plan_req r = req_of(NSIM_ALGO_NVLS, S, 0);
+        NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+        nsim_exec_opts o = {1, 0, NULL};
+        NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
+        double alg = (double)S / ((double)res.time_ps / 1e12) / 1e9;
+        eff[n] = alg * (1.0 + 1.0 / n);
+        if (n == 8) {
+            double ring = run(t, NSIM_ALGO_RING, S, &res);
+            nsim_exec_result_free(&res);
+            double ratio = alg * 2 * 7 / 8 / ring;
+            if (!(ratio > 1.2 && ratio < 1.4))
+                fprintf(stderr, "\n  NVLS / ring busbw %.2f\n", ratio);
+            CU_ASSERT(ratio > 1.2 && ratio < 1.4);
+        }
+        nsim_plan_destroy(p);
+        nsim_topo_destroy(t);
+    }
+    for (uint32_t n = 6; n <= 8; n++) {
+        if (!(eff[n] > 0.98 * eff[5] && eff[n] < 1.02 * eff[5]))
+            fprintf(stderr, "\n  n=%u: algbw x (1+1/n) %.1f vs %.1f at 5\n",
+                    n, eff[n], eff[5]);
+        CU_ASSERT(eff[n] > 0.98 * eff[5] && eff[n] < 1.02 * eff[5]);
+    }
+}
+
 /* NCCL's model: 8 heads at 40 GB/s (8 x 60, 8 x 50 exceed 370.8),
  * busBw 8 x 2 x 40 x 0.85 x 7/8 = 476, algBw 272, latency 25 us; NVLS
  * wins large AllReduce on a DGX H100, never small ones, never without
@@ -187,5 +262,7 @@ CU_TestInfo nsim_test_nvls[] = {
     {"traffic S + S/8 per link direction; faster than ring",
      test_traffic_and_speed},
     {"tuner: NCCL's NVLS model and picks, refusals", test_tuner},
+    {"algbw x (1 + 1/n) constant over 5..8 GPUs (NCCL #1455)",
+     test_scaling_with_gpus},
     CU_TEST_INFO_NULL,
 };
