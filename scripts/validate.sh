@@ -135,10 +135,16 @@ compare() {
             e = p > 0 ? (m - p) / p * 100 : 0;
             printf "%14.0f %10.2f %10.2f %+7.1f%%  %s\n", s, p, m, e, ap }'
     done | tee "$tmp/rows"
-    awk '$1 >= 1048576 { e = $4; sub(/%/, "", e); e = e + 0; if (e < 0) e = -e; print e }' \
+    med=$(awk '$1 >= 1048576 { e = $4; sub(/%/, "", e); e = e + 0; if (e < 0) e = -e; print e }' \
         "$tmp/rows" | sort -n | awk '{ a[NR] = $1 } END {
             if (NR) printf "median |error| for sizes >= 1 MiB: %.1f%% (%d sizes)\n",
-                (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }'
+                (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }')
+    [ -n "$med" ] || return 0
+    echo "$med"
+    echo "$(basename "$file" .txt): $med" >> "$tmp/summary"
 }
 
+: > "$tmp/summary"
 for id in ${*:-15 16 02 03 04 05 06 23 12 28 43 18 19 07 09}; do compare "$id"; done
+echo "== summary"
+cat "$tmp/summary"
