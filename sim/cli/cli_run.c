@@ -318,6 +318,7 @@ static int run_size(nsim_scenario *s, const run_opts *ro, uint64_t bytes,
         }
         fill_row(s, bytes, (double)res.time_ps / 1e6, plan->nchannels, row);
         row->events = res.events;
+        req.proto = plan->req.proto; /* the planner's for p2p */
         if (keep) {
             *kept_plan = plan;
             *kept_res = res;

@@ -650,7 +650,8 @@ nsim_plan_req nsim_scenario_request(const nsim_scenario *s, uint64_t bytes)
                        s->qps_per_conn, s->buffsize,  s->channel_mode,
                        s->root,      s->net_peer_channels, s->graph,
                        s->cross_nic >= 0, s->cross_nic >= 0 ? (uint32_t)s->cross_nic : 2,
-                       s->nvls_nchannels, s->nvls_chunk, s->nvlstree_max_chunk};
+                       s->nvls_nchannels, s->nvls_chunk, s->nvlstree_max_chunk,
+                       !s->proto_set};
     return r;
 }
 

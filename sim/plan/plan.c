@@ -677,9 +677,10 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
                         nsim_topo_nnodes(t));
     if (nsim_coll_is_p2p(req->coll) && req->proto != NSIM_PROTO_SIMPLE)
         return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "protocol %s: %s runs Simple (NCCL uses LL for "
-                        "point-to-point only below 16 KiB per part, "
-                        "nccl-internals 2.7; not modelled)",
+                        "protocol %s cannot be forced for %s: NCCL picks "
+                        "LL for point-to-point parts of at most 16 KiB "
+                        "inside a node and Simple otherwise (nccl-internals "
+                        "2.7); leave the protocol to NCCL or force Simple",
                         nsim_proto_name(req->proto), nsim_coll_name(req->coll));
     if (req->type_size == 0 || req->bytes % req->type_size != 0)
         return NSIM_ERR(err, NSIM_EINVAL,
@@ -970,6 +971,10 @@ static uint32_t peer_channels(nsim_topo *t, const nsim_plan_req *req,
     return n ? n : 1;
 }
 
+/* NCCL_P2P_LL_THRESHOLD (nccl-internals 2.7): a part this small runs LL
+ * on a connection that has LL buffers. */
+#define P2P_LL_THRESHOLD 16384u
+
 typedef struct p2p_cut {
     uint32_t nch, nbits, parts;
     uint64_t peer_bytes, part_bytes, chunk;
@@ -1087,7 +1092,8 @@ static int p2p_pair(nsim_topo *t, nsim_plan *p, const p2p_cut *k,
  * transfer in parts on channels base(round)+part, base the bit-reversed
  * round (nccl-internals 2.7); a part is a send lane on the sender and a
  * receive lane on the receiver. Both halves of a channel's block are
- * modelled as separate lanes, each at the per-SM rate. */
+ * modelled as separate lanes, each at the per-SM rate. Parts of at most
+ * 16 KiB run LL on one node unless the protocol is forced (2.7). */
 static int build_p2p(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     host_list hl = {0};
@@ -1113,6 +1119,14 @@ static int build_p2p(nsim_topo *t, nsim_plan *p, nsim_err *err)
     free(p->conns);
     p->nconns = 0;
     p->nchannels = k.nch;
+    if (p->req.proto_auto && p->req.proto == NSIM_PROTO_SIMPLE &&
+        nsim_topo_nnodes(t) == 1 && k.part_bytes <= P2P_LL_THRESHOLD) {
+        /* NCCL's choice for small parts on connections with LL buffers
+         * (every intra-node one; NET ones have none by default) */
+        p->req.proto = NSIM_PROTO_LL;
+        set_cut(p);
+        k.chunk = p->step_bytes;
+    }
     p->step_bytes = p->slice_bytes = p->chunk_bytes = k.chunk;
     p->parts_per_peer = k.parts;
     uint32_t rounds = a2a ? n : 1, maxl = n * rounds * k.parts * 2;

@@ -145,6 +145,9 @@ typedef struct nsim_plan_req {
      * (0: NCCL's defaults) */
     uint32_t nvls_nchannels;
     uint64_t nvls_chunk, nvlstree_max_chunk;
+    /* 1: the protocol is NCCL's choice, not forced; SendRecv/AllToAll
+     * then run LL where NCCL would (parts <= 16 KiB on one node) */
+    uint32_t proto_auto;
 } nsim_plan_req;
 
 typedef struct nsim_plan {

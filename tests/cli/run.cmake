@@ -114,6 +114,26 @@ nsim_expect(cli.run.nvls_no_nvls_switch 1
                 --json nvls_hgx.json
             ERR "^ncclsim: [^\n]*NVLS needs sm >= 90 GPUs and an NVLS-capable NVSwitch[^\n]*\n$"
             NO_FILE nvls_hgx.json)
+# point-to-point parts of at most 16 KiB run LL inside a node, as NCCL
+# picks them (nccl-internals 2.7); larger ones, NET ones or a forced
+# protocol run Simple
+nsim_expect(cli.run.p2p_ll_small 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --collective
+                sendrecv_perf -b 8 -e 8 --proto auto
+            OUT "\n +8 +2 +float +sum +-1 [^\n]* P2P/LL +32\n")
+nsim_expect(cli.run.p2p_ll_large 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --collective
+                alltoall_perf -b 1M -e 1M --proto auto
+            OUT "\n +1048576 [^\n]* P2P/Simple +32\n")
+nsim_expect(cli.run.p2p_ll_net 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --collective
+                sendrecv_perf -b 8 -e 8 --proto auto
+            OUT "\n +8 [^\n]* P2P/Simple +[0-9]+\n")
+nsim_expect(cli.run.p2p_ll_forced 1
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --collective
+                sendrecv_perf -b 8 -e 8 --proto LL --json p2p_ll.json
+            ERR "protocol LL cannot be forced for sendrecv: NCCL picks LL for point-to-point parts of at most 16 KiB"
+            NO_FILE p2p_ll.json)
 # NCCL_NVLS_ENABLE=0: the tuner falls back to the ring; forcing NVLS
 # names the variable
 nsim_expect(cli.run.nvls_env_off 0
