@@ -1156,11 +1156,11 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     p->req = *req;
     p->nranks = nsim_topo_nranks(t);
+    int nvls = !nsim_coll_is_p2p(req->coll) &&
+               (req->algo == NSIM_ALGO_NVLS || req->algo == NSIM_ALGO_NVLSTREE);
     p->nchannels = req->nchannels ? req->nchannels
-                   : req->algo == NSIM_ALGO_NVLS ||
-                           req->algo == NSIM_ALGO_NVLSTREE
-                       ? nsim_plan_req_nvls_channels(t, req)
-                                                 : nsim_plan_default_channels(t);
+                   : nvls        ? nsim_plan_req_nvls_channels(t, req)
+                                 : nsim_plan_default_channels(t);
     uint32_t nch_full = p->nchannels;
     set_cut(p);
     if (nsim_coll_is_p2p(req->coll))

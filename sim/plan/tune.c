@@ -351,6 +351,15 @@ int nsim_tune_check(nsim_topo *t, nsim_coll c, nsim_algo a, nsim_proto p,
                         "algorithm NVLS for %s across hosts needs CollNet "
                         "(nccl-internals 4.3)",
                         nsim_coll_name(c));
+    if (a == NSIM_ALGO_NVLS && (c == NSIM_COLL_ALLGATHER ||
+                                c == NSIM_COLL_REDUCESCATTER))
+        return NSIM_ERR(err, NSIM_ENOTSUP,
+                        "algorithm NVLS for %s: NCCL has it on one node "
+                        "(multicast stores / ld_reduce, nccl-internals "
+                        "4.3) but ncclsim models NVLS for allreduce only; "
+                        "NCCL's own model prefers the ring there (busBw "
+                        "x (ppn-1)/ppn, 4.2)",
+                        nsim_coll_name(c));
     if (a != NSIM_ALGO_RING && (c == NSIM_COLL_BROADCAST ||
                                 c == NSIM_COLL_REDUCE))
         return NSIM_ERR(err, NSIM_ECONFIG,
@@ -380,6 +389,14 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
     nsim_plan_graph g;
     nsim_plan_graph_get(t, &g);
     *time_us = -1;
+    if (c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL) {
+        /* point-to-point: no algorithm (NCCL_ALGO does not apply); the
+         * planner picks LL or Simple by part size unless forced */
+        *algo = NSIM_ALGO_RING;
+        if (!proto_forced)
+            *proto = NSIM_PROTO_SIMPLE;
+        return NSIM_OK;
+    }
     if (algo_forced && (unsigned)*algo < 32 && (disabled >> *algo & 1u))
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "algorithm %s is disabled (%s)", nsim_algo_name(*algo),
@@ -393,13 +410,6 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
                                  err));
     else if (proto_forced)
         NSIM_TRY(nsim_tune_check(t, c, NSIM_ALGO_RING, *proto, err));
-    if (c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL) {
-        if (!algo_forced)
-            *algo = NSIM_ALGO_RING;
-        if (!proto_forced)
-            *proto = NSIM_PROTO_SIMPLE;
-        return NSIM_OK;
-    }
     /* NCCL walks algorithms Tree, Ring, ..., NVLS, NVLSTree, PAT and
      * protocols LL, LL128, Simple; the first of equal times wins (4.4) */
     static const nsim_algo algos[] = {NSIM_ALGO_TREE, NSIM_ALGO_RING,

@@ -134,6 +134,19 @@ nsim_expect(cli.run.p2p_ll_forced 1
                 sendrecv_perf -b 8 -e 8 --proto LL --json p2p_ll.json
             ERR "protocol LL cannot be forced for sendrecv: NCCL picks LL for point-to-point parts of at most 16 KiB"
             NO_FILE p2p_ll.json)
+# NVLS AllGather/ReduceScatter is NCCL's on one node but not modelled:
+# refused by name, never silent numbers
+nsim_expect(cli.run.nvls_allgather 1
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --collective
+                all_gather_perf --algo NVLS -b 64M -e 64M --json nvls_ag.json
+            ERR "algorithm NVLS for allgather: NCCL has it on one node [^\n]*models NVLS for allreduce only"
+            NO_FILE nvls_ag.json)
+# a forced algorithm does not apply to point-to-point (as NCCL_ALGO):
+# AllToAll with --algo NVLS is the same p2p plan, 32 channels
+nsim_expect(cli.run.p2p_algo_ignored 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --collective
+                alltoall_perf --algo NVLS --proto auto -b 64M -e 64M
+            OUT "\n +67108864 [^\n]* P2P/Simple +32\n")
 # NCCL_NVLS_ENABLE=0: the tuner falls back to the ring; forcing NVLS
 # names the variable
 nsim_expect(cli.run.nvls_env_off 0
