@@ -228,7 +228,7 @@ cJSON *nsim_stats_json(const nsim_topo *t, const nsim_plan *p,
     return o;
 }
 
-void nsim_debug_plan(FILE *f, const nsim_topo *t, const nsim_plan *p)
+void nsim_debug_plan(FILE *f, nsim_topo *t, const nsim_plan *p)
 {
     const char *pre = "ncclsim:0:0 [0] NCCL INFO";
     fprintf(f, "%s comm 0x1 rank 0 nRanks %u nNodes %u localRanks %u "
@@ -272,11 +272,21 @@ void nsim_debug_plan(FILE *f, const nsim_topo *t, const nsim_plan *p)
         const nsim_device *ns = nsim_topo_device(t, c->send_nic);
         const nsim_device *nr = nsim_topo_device(t, c->recv_nic);
         const char *gdr = ns->gdr && nr->gdr ? "/GDRDMA" : "";
+        /* a PXN send names the proxy's rank: NET/IB/d(proxyRank) */
+        char proxy[24] = "";
+        uint32_t via = ns->gdr && nr->gdr
+                           ? nsim_topo_pxn_gpu(t, nsim_topo_rank_device(
+                                                      t, c->from),
+                                               c->send_nic)
+                           : UINT32_MAX;
+        if (via != UINT32_MAX)
+            snprintf(proxy, sizeof proxy, "(%d)",
+                     nsim_topo_device(t, via)->rank);
         fprintf(f, "%s Channel %02u/0 : %u[%d] -> %u[%d] [send] via "
-                   "NET/IB/%d%s (%s, %u QP%s)\n",
+                   "NET/IB/%d%s%s (%s, %u QP%s)\n",
                 pre, c->channel, c->from, lf, c->to, lt,
-                conn_nic_index(t, c->send_nic), gdr, ns->name, c->nqps,
-                c->nqps > 1 ? "s" : "");
+                conn_nic_index(t, c->send_nic), proxy, gdr, ns->name,
+                c->nqps, c->nqps > 1 ? "s" : "");
         fprintf(f, "%s Channel %02u/0 : %u[%d] -> %u[%d] [receive] via "
                    "NET/IB/%d%s (%s on %s)\n",
                 pre, c->channel, c->from, lf, c->to, lt,

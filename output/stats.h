@@ -23,7 +23,7 @@ void nsim_stats_print(FILE *f, const nsim_topo *t, const nsim_plan *p,
 cJSON *nsim_stats_json(const nsim_topo *t, const nsim_plan *p,
                        const nsim_exec_result *r);
 /* NCCL_DEBUG=INFO-style lines for the plan (rings, connections, NICs). */
-void nsim_debug_plan(FILE *f, const nsim_topo *t, const nsim_plan *p);
+void nsim_debug_plan(FILE *f, nsim_topo *t, const nsim_plan *p);
 /* ibstat-like port and QP table of the HCAs of a run. */
 void nsim_debug_hcas(FILE *f, const nsim_topo *t, const nsim_plan *p,
                      const nsim_exec_result *r);

@@ -76,7 +76,11 @@ def dgx_h100(nodes):
     for n in range(nodes):
         dgx_h100_host(n, 8 * n, devs, links)
     if nodes > 1:
-        # rail-optimized: one Quantum-2 switch per rail (NIC index)
+        # rail-optimized: one Quantum-2 leaf per rail (NIC index), and a
+        # spine joining the leaves so that traffic between rails has a
+        # path (as a SuperPOD's spine layer), one uplink per downlink
+        devs.append({"id": "ib.spine0", "type": "switch",
+                     "radix": QM9700_RADIX, "latency": QM9700_LAT})
         for r in range(8):
             devs.append({"id": f"ib.rail{r}", "type": "switch",
                          "radix": QM9700_RADIX, "latency": QM9700_LAT})
@@ -84,6 +88,9 @@ def dgx_h100(nodes):
                 links.append({"a": f"h{n}.nic{r}", "b": f"ib.rail{r}",
                               "type": "ib", "bw": NDR_PORT,
                               "latency": CABLE_LAT})
+            links.append({"a": f"ib.rail{r}", "b": "ib.spine0",
+                          "type": "ib", "bw": NDR_PORT, "count": nodes,
+                          "latency": CABLE_LAT})
     return devs, links
 
 
@@ -132,7 +139,8 @@ def main():
         "nccl-internals 1.3.", *dgx_h100(1)))
     write("dgx-h100-2node.topo.json", topo(
         "dgx-h100-2node", "Two DGX H100 nodes, rail-optimized NDR fabric: "
-        "one Quantum-2 switch per rail. Figures as dgx-h100 plus "
+        "one Quantum-2 leaf per rail, joined by a spine (one uplink per "
+        "host and rail) for traffic between rails. Figures as dgx-h100 plus "
         "hardware-facts 3.3, 3.5.", *dgx_h100(2)))
     return 0
 

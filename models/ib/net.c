@@ -419,37 +419,6 @@ static int copy_path(nsim_topo *t, uint32_t a, uint32_t b, uint32_t *out,
     return NSIM_OK;
 }
 
-/* PXN (nccl-internals 1.4): when a GPU's own path to the send NIC is
- * worse than PXN (through the CPU) and a GPU of the same host has an
- * NVLink path to it and a PCIe path under one switch tree (<= PXB) to the
- * NIC, NCCL sends through that GPU: the slices are written over NVLink
- * into a buffer in its memory, which the NIC reads. Returns that GPU, or
- * UINT32_MAX. */
-static uint32_t pxn_proxy(nsim_topo *t, uint32_t gpu, uint32_t nic)
-{
-    const nsim_route *own, *r, *best = NULL;
-    uint32_t via = UINT32_MAX;
-    if (nsim_topo_route(t, gpu, nic, &own, NULL) != NSIM_OK ||
-        own->type <= NSIM_PATH_PXN)
-        return UINT32_MAX;
-    for (uint32_t i = 0; i < nsim_topo_nranks(t); i++) {
-        uint32_t g = nsim_topo_rank_device(t, i);
-        if (g == gpu ||
-            nsim_topo_device(t, g)->host != nsim_topo_device(t, gpu)->host ||
-            nsim_topo_route(t, gpu, g, &r, NULL) != NSIM_OK ||
-            r->type != NSIM_PATH_NVL ||
-            nsim_topo_route(t, g, nic, &r, NULL) != NSIM_OK ||
-            r->type > NSIM_PATH_PXB)
-            continue;
-        if (best == NULL || r->type < best->type ||
-            (r->type == best->type && r->bw > best->bw)) {
-            best = r;
-            via = g;
-        }
-    }
-    return via;
-}
-
 /* Where the buffers live and how data gets in and out of them. */
 static int setup_paths(net_conn *c, const nsim_plan_conn *pc, uint32_t *mem_s,
                        uint32_t *mem_r, nsim_err *err)
@@ -469,7 +438,7 @@ static int setup_paths(net_conn *c, const nsim_plan_conn *pc, uint32_t *mem_s,
     *mem_s = c->gdr ? gs : cs;
     *mem_r = c->gdr ? gr : cr;
     c->nstage = 1; /* [0] = the thread block, filled per send */
-    uint32_t pxn = c->gdr ? pxn_proxy(t, gs, pc->send_nic) : UINT32_MAX;
+    uint32_t pxn = c->gdr ? nsim_topo_pxn_gpu(t, gs, pc->send_nic) : UINT32_MAX;
     if (pxn != UINT32_MAX) {
         *mem_s = pxn;
         NSIM_TRY(copy_path(t, gs, pxn, c->stage_path + 1, 63, &c->nstage,

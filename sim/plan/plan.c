@@ -1019,6 +1019,35 @@ static void p2p_plan_cut(nsim_topo *t, nsim_plan *p, p2p_cut *k)
     k->chunk = step;
 }
 
+/* PXN for point-to-point (nccl-internals 2.6, NCCL_P2P_PXN_LEVEL 2): a
+ * send to a remote peer uses the NIC its host's GPU of the peer's local
+ * index would use (rail alignment), through that GPU's proxy when the
+ * sender reaches it over NVLink and it owns the NIC with GDR; the NET
+ * model then stages the data in that GPU's memory. */
+static void p2p_pxn_nic(nsim_topo *t, nsim_plan_conn *c)
+{
+    uint32_t a = nsim_topo_rank_device(t, c->from);
+    uint32_t b = nsim_topo_rank_device(t, c->to);
+    uint32_t want = local_index(t, b), nic;
+    int32_t host = nsim_topo_device(t, a)->host;
+    const nsim_route *r;
+    for (uint32_t k = 0; k < nsim_topo_nranks(t); k++) {
+        uint32_t g = nsim_topo_rank_device(t, k);
+        if (nsim_topo_device(t, g)->host != host || local_index(t, g) != want)
+            continue;
+        if (g == a || nearest_nic(t, g, &nic, NULL) != NSIM_OK ||
+            !nsim_topo_device(t, nic)->gdr ||
+            nsim_topo_route(t, a, g, &r, NULL) != NSIM_OK ||
+            r->type != NSIM_PATH_NVL ||
+            nsim_topo_route(t, g, nic, &r, NULL) != NSIM_OK ||
+            r->type > NSIM_PATH_PXB ||
+            nsim_topo_route(t, nic, c->recv_nic, &r, NULL) != NSIM_OK)
+            return;
+        c->send_nic = nic;
+        return;
+    }
+}
+
 /* One lane of ops moving len bytes from off in pieces of chunk. */
 static int p2p_lane(nsim_plan_lane *l, uint8_t prim, uint32_t peer,
                     uint64_t off, uint64_t len, uint64_t chunk)
@@ -1074,6 +1103,8 @@ static int p2p_pair(nsim_topo *t, nsim_plan *p, const p2p_cut *k,
         uint32_t id = p->nconns++;
         nsim_plan_conn *c = &p->conns[id];
         NSIM_TRY(nsim__plan_make_conn(t, &p->req, ch, src, dst, c, err));
+        if (c->transport == NSIM_TRANSPORT_NET && p->req.graph == NULL)
+            p2p_pxn_nic(t, c);
         c->send_lane = (uint32_t)(sl - p->lanes);
         c->recv_lane = (uint32_t)(rl - p->lanes);
         sl->send_conn = rl->recv_conn = id;

@@ -7,7 +7,8 @@
  * breadth-first search runs over the links and transit devices that class
  * allows; the first class that reaches the destination wins. The BFS
  * layers give every fewest-hop path; those with the best bottleneck
- * bandwidth are kept, up to NSIM_ROUTE_MAX_PATHS.
+ * bandwidth are kept, up to NSIM_ROUTE_MAX_PATHS. Between NICs of two
+ * hosts only network links and switches count (no host is a transit).
  */
 #include "topo.h"
 
@@ -667,12 +668,24 @@ static nsim_path_type refine_type(const nsim_topo *t, const path_class *pc,
     return pc->type;
 }
 
+/* Between NICs of different hosts only the network carries packets: a
+ * NIC that receives one writes it to memory, it does not forward it
+ * through its host to another NIC. */
+static const path_class network_class = {
+    NSIM_PATH_NET, (1u << NSIM_LINK_IB) | (1u << NSIM_LINK_ROCE) |
+                       (1u << NSIM_LINK_ETH),
+    1u << NSIM_DEV_SWITCH};
+
 static int make_route(nsim_topo *t, uint32_t src, uint32_t dst,
                       nsim_route **out)
 {
-    const size_t nclass = sizeof path_classes / sizeof path_classes[0];
+    const nsim_device *a = &t->devs[src], *b = &t->devs[dst];
+    int nic_pair = a->type == NSIM_DEV_NIC && b->type == NSIM_DEV_NIC &&
+                   a->host != b->host;
+    const size_t nclass =
+        nic_pair ? 1 : sizeof path_classes / sizeof path_classes[0];
     for (size_t c = 0; c < nclass; c++) {
-        const path_class *pc = &path_classes[c];
+        const path_class *pc = nic_pair ? &network_class : &path_classes[c];
         bfs(t, src, dst, pc);
         if (t->dist[dst] == UINT32_MAX)
             continue;
@@ -797,4 +810,35 @@ int nsim_topo_nearest(nsim_topo *t, uint32_t dev, nsim_dev_type type,
         return NSIM_ENOENT;
     *out = best;
     return NSIM_OK;
+}
+
+/* PXN (nccl-internals 1.4): when a GPU's own path to the send NIC is
+ * worse than PXN (through the CPU) and a GPU of the same host has an
+ * NVLink path to it and a PCIe path under one switch tree (<= PXB) to the
+ * NIC, NCCL sends through that GPU: the slices are written over NVLink
+ * into a buffer in its memory, which the NIC reads. Returns that GPU, or
+ * UINT32_MAX. */
+uint32_t nsim_topo_pxn_gpu(nsim_topo *t, uint32_t gpu, uint32_t nic)
+{
+    const nsim_route *own, *r, *best = NULL;
+    uint32_t via = UINT32_MAX;
+    if (nsim_topo_route(t, gpu, nic, &own, NULL) != NSIM_OK ||
+        own->type <= NSIM_PATH_PXN)
+        return UINT32_MAX;
+    for (uint32_t i = 0; i < nsim_topo_nranks(t); i++) {
+        uint32_t g = nsim_topo_rank_device(t, i);
+        if (g == gpu ||
+            nsim_topo_device(t, g)->host != nsim_topo_device(t, gpu)->host ||
+            nsim_topo_route(t, gpu, g, &r, NULL) != NSIM_OK ||
+            r->type != NSIM_PATH_NVL ||
+            nsim_topo_route(t, g, nic, &r, NULL) != NSIM_OK ||
+            r->type > NSIM_PATH_PXB)
+            continue;
+        if (best == NULL || r->type < best->type ||
+            (r->type == best->type && r->bw > best->bw)) {
+            best = r;
+            via = g;
+        }
+    }
+    return via;
 }

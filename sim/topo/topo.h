@@ -183,6 +183,10 @@ int nsim_topo_nearest(nsim_topo *t, uint32_t dev, nsim_dev_type type,
 
 /* The route src -> dst (cached; valid until the topology is destroyed).
  * NSIM_ENOENT with a message when dst cannot be reached. */
+/* PXN (nccl-internals 1.4): the GPU of gpu's host through which gpu
+ * sends on nic (its own path to nic is worse than PXN; the other GPU is
+ * one NVLink hop away and <= PXB from nic), or UINT32_MAX. */
+uint32_t nsim_topo_pxn_gpu(nsim_topo *t, uint32_t gpu, uint32_t nic);
 NSIM_NODISCARD int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
                                    const nsim_route **out, nsim_err *err);
 

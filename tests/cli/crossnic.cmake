@@ -4,7 +4,7 @@
 # across the CPUs' SYS link.
 nsim_expect(cli.crossnic0.rings 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/crossnic0-2node.json --debug
-            OUT "Channel 00/16 : 0 7 6 5 4 3 2 1 8 15 14 13 12 11 10 9\n[^\n]*Channel 01/16 : 1 0 7 6 5 4 3 2 9 8 15 14 13 12 11 10\n.*Channel 00/0 : 1\\[1\\] -> 8\\[0\\] \\[send\\] via NET/IB/0/GDRDMA")
+            OUT "Channel 00/16 : 0 7 6 5 4 3 2 1 8 15 14 13 12 11 10 9\n[^\n]*Channel 01/16 : 1 0 7 6 5 4 3 2 9 8 15 14 13 12 11 10\n.*Channel 00/0 : 1\\[1\\] -> 8\\[0\\] \\[send\\] via NET/IB/0\\(0\\)/GDRDMA")
 nsim_expect(cli.crossnic0.pxn 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/crossnic0-2node.json --stats
             OUT "# links [^\n]*\n#   h[01]\\.(gpu[0-7] +-> h[01]\\.nvs|nvs +-> h[01]\\.gpu[0-7]) +nvlink "

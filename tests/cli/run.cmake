@@ -147,6 +147,18 @@ nsim_expect(cli.run.p2p_algo_ignored 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --collective
                 alltoall_perf --algo NVLS --proto auto -b 64M -e 64M
             OUT "\n +67108864 [^\n]* P2P/Simple +32\n")
+# PXN for point-to-point (nccl-internals 2.6): GPU 7 sends to the other
+# host's GPU 0 through GPU 0's NIC (rail 0), proxied by rank 0; the rails'
+# spine carries nothing, the NIC is the limit (~49 GB/s)
+nsim_expect(cli.run.p2p_pxn_debug 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --collective
+                sendrecv_perf -b 64M -e 64M --debug
+            OUT "Channel 08/0 : 7\\[7\\] -> 8\\[0\\] \\[send\\] via NET/IB/0\\(0\\)/GDRDMA \\(h0.nic0")
+nsim_expect(cli.run.p2p_pxn_rail 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --collective
+                sendrecv_perf -b 64M -e 64M --stats
+            OUT "\n +67108864 [^\n]* 4[0-9]\\.[0-9][0-9] +N/A"
+            NOT_OUT "spine")
 # NCCL_NVLS_ENABLE=0: the tuner falls back to the ring; forcing NVLS
 # names the variable
 nsim_expect(cli.run.nvls_env_off 0

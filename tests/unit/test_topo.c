@@ -223,11 +223,64 @@ static void test_units(void)
     CU_ASSERT_EQUAL(nsim_xfer_ps(1, 3e12), 1); /* rounds up */
 }
 
+/* Two hosts, each a CPU with two NICs; one switch per rail and no spine.
+ * A NIC reaches the other host's NIC of its rail over the network; the
+ * other rail only by entering a host and leaving it through its other
+ * NIC, which no packet does: no route. A GPU-less host is still a valid
+ * destination for host memory (the NIC writes it). */
+static void test_routes_hosts_are_not_transit(void)
+{
+    const char *js =
+        "{\"format\": \"ncclsim-topology\", \"version\": 1, \"name\": "
+        "\"rails\", \"devices\": ["
+        "{\"id\": \"h0.cpu\", \"type\": \"cpu\", \"host\": 0},"
+        "{\"id\": \"h1.cpu\", \"type\": \"cpu\", \"host\": 1},"
+        "{\"id\": \"h0.gpu\", \"type\": \"gpu\", \"gen\": \"h100\", \"host\": 0},"
+        "{\"id\": \"h1.gpu\", \"type\": \"gpu\", \"gen\": \"h100\", \"host\": 1},"
+        "{\"id\": \"h0.nic0\", \"type\": \"nic\", \"host\": 0, \"speed\": \"400 Gb/s\"},"
+        "{\"id\": \"h0.nic1\", \"type\": \"nic\", \"host\": 0, \"speed\": \"400 Gb/s\"},"
+        "{\"id\": \"h1.nic0\", \"type\": \"nic\", \"host\": 1, \"speed\": \"400 Gb/s\"},"
+        "{\"id\": \"h1.nic1\", \"type\": \"nic\", \"host\": 1, \"speed\": \"400 Gb/s\"},"
+        "{\"id\": \"rail0\", \"type\": \"switch\", \"radix\": 64},"
+        "{\"id\": \"rail1\", \"type\": \"switch\", \"radix\": 64}],"
+        "\"links\": ["
+        "{\"a\": \"h0.gpu\", \"b\": \"h0.cpu\", \"type\": \"pcie\", \"bw\": \"32 GB/s\", \"latency\": \"100 ns\"},"
+        "{\"a\": \"h1.gpu\", \"b\": \"h1.cpu\", \"type\": \"pcie\", \"bw\": \"32 GB/s\", \"latency\": \"100 ns\"},"
+        "{\"a\": \"h0.nic0\", \"b\": \"h0.cpu\", \"type\": \"pcie\", \"bw\": \"32 GB/s\", \"latency\": \"100 ns\"},"
+        "{\"a\": \"h0.nic1\", \"b\": \"h0.cpu\", \"type\": \"pcie\", \"bw\": \"32 GB/s\", \"latency\": \"100 ns\"},"
+        "{\"a\": \"h1.nic0\", \"b\": \"h1.cpu\", \"type\": \"pcie\", \"bw\": \"32 GB/s\", \"latency\": \"100 ns\"},"
+        "{\"a\": \"h1.nic1\", \"b\": \"h1.cpu\", \"type\": \"pcie\", \"bw\": \"32 GB/s\", \"latency\": \"100 ns\"},"
+        "{\"a\": \"h0.nic0\", \"b\": \"rail0\", \"type\": \"ib\", \"bw\": \"400 Gb/s\", \"latency\": \"60 ns\"},"
+        "{\"a\": \"h1.nic0\", \"b\": \"rail0\", \"type\": \"ib\", \"bw\": \"400 Gb/s\", \"latency\": \"60 ns\"},"
+        "{\"a\": \"h0.nic1\", \"b\": \"rail1\", \"type\": \"ib\", \"bw\": \"400 Gb/s\", \"latency\": \"60 ns\"},"
+        "{\"a\": \"h1.nic1\", \"b\": \"rail1\", \"type\": \"ib\", \"bw\": \"400 Gb/s\", \"latency\": \"60 ns\"}]}";
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_parse(js, strlen(js), "rails", &t, &err));
+    uint32_t a0, a1, b0, b1, g1;
+    CU_ASSERT(nsim_topo_find(t, "h0.nic0", &a0) == NSIM_OK &&
+              nsim_topo_find(t, "h0.nic1", &a1) == NSIM_OK &&
+              nsim_topo_find(t, "h1.nic0", &b0) == NSIM_OK &&
+              nsim_topo_find(t, "h1.nic1", &b1) == NSIM_OK &&
+              nsim_topo_find(t, "h1.gpu", &g1) == NSIM_OK);
+    const nsim_route *r = NULL;
+    NSIM_ASSERT_OK(nsim_topo_route(t, a0, b0, &r, &err));
+    CU_ASSERT_EQUAL(r->type, NSIM_PATH_NET);
+    CU_ASSERT_EQUAL(r->hops, 2);
+    CU_ASSERT_EQUAL(nsim_topo_route(t, a1, b0, &r, NULL), NSIM_ENOENT);
+    CU_ASSERT_EQUAL(nsim_topo_route(t, a0, b1, &r, NULL), NSIM_ENOENT);
+    /* into the other host's GPU through its NIC: a NET path */
+    NSIM_ASSERT_OK(nsim_topo_route(t, a1, g1, &r, &err));
+    CU_ASSERT_EQUAL(r->type, NSIM_PATH_NET);
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_topo[] = {
     {"presets load", test_presets_load},
     {"write then load gives the same topology", test_round_trip},
     {"routes follow NCCL's preference", test_routes_preference},
     {"equal-cost paths are kept", test_routes_keep_equal_cost_paths},
+    {"between NICs no host is a transit", test_routes_hosts_are_not_transit},
     {"bad files fail with their message", test_bad_files},
     {"units", test_units},
     CU_TEST_INFO_NULL,
