@@ -283,8 +283,13 @@ double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen)
     return p->other_hbm_bw / (double)p->other_sm_count;
 }
 
-nsim_time nsim_params_step_sync_ps(const nsim_params *p, int proto)
+nsim_time nsim_params_step_sync_ps(const nsim_params *p, int proto,
+                                   int over_net)
 {
+    /* over NET a Simple slice's tail is the proxy's store, seen at the
+     * thread block's next poll of that word: one GPU read round trip */
+    if (over_net && proto == 0 /* NSIM_PROTO_SIMPLE */)
+        return p->gpu_memory_latency_ps;
     switch (proto) {
     case 1: /* NSIM_PROTO_LL */
         return p->ll_step_sync_ps;

@@ -98,9 +98,11 @@ NSIM_NODISCARD int nsim_params_load(nsim_params *p, const char *path,
 NSIM_NODISCARD int nsim_params_to_json(const nsim_params *p, char **out,
                                        nsim_err *err);
 
-/* Per-step synchronisation of a protocol (nsim_proto): Simple's tail
- * store and poll, LL/LL128's flag polling. */
-nsim_time nsim_params_step_sync_ps(const nsim_params *p, int proto);
+/* Per-step synchronisation of a protocol (nsim_proto) on a connection:
+ * Simple's tail store and poll (over NET: one poll of the proxy's tail),
+ * LL/LL128's flag polling. */
+nsim_time nsim_params_step_sync_ps(const nsim_params *p, int proto,
+                                   int over_net);
 
 /* Wire-time factor (>= 1) of NVLS multimem traffic on an NVLink port of
  * a GPU with this sm: 100 / the generation's multimem percent. */

@@ -228,6 +228,7 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 
 static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
 {
+    nsim_plan_req req = nsim_scenario_request(s, 0);
     nsim_report_meta m = {
         s->name,          nsim_topo_name(s->topo), nsim_coll_name(s->coll),
         nsim_coll_test_name(s->coll), s->dtype,
@@ -240,8 +241,7 @@ static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
         nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo),
         s->algo_set && !s->nchannels_given &&
                 (s->algo == NSIM_ALGO_NVLS || s->algo == NSIM_ALGO_NVLSTREE)
-            ? (s->nvls_nchannels ? s->nvls_nchannels
-                                 : nsim_plan_nvls_channels(s->topo))
+            ? nsim_plan_req_nvls_channels(s->topo, &req)
             : s->nchannels,
         s->qps_per_conn, s->buffsize, s->seed,
         nsim_coll_has_root(s->coll) ? (int)s->root : -1,

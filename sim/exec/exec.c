@@ -177,19 +177,13 @@ static void on_visible(nsim_sim *sim, nsim_event *ev)
 }
 
 /* The receiver sees the slice once the sender's tail store and its own
- * poll have happened (the protocol's step sync). Over NET with Simple
- * the proxy stores the tail once the receive completed (its actions are
- * the NET model's), and the thread block sees it at its next poll of
- * that word: one GPU read round trip (gpu_memory_latency_ps). */
+ * poll have happened (the protocol's step sync on this connection). */
 static void cb_arrived(void *vex, uint32_t conn)
 {
     exec *ex = vex;
-    const nsim_params *pr = ex->env.params;
-    nsim_time sync =
-        ex->plan->conns[conn].transport == NSIM_TRANSPORT_NET &&
-                ex->plan->req.proto == NSIM_PROTO_SIMPLE
-            ? pr->gpu_memory_latency_ps
-            : nsim_params_step_sync_ps(pr, ex->plan->req.proto);
+    nsim_time sync = nsim_params_step_sync_ps(
+        ex->env.params, ex->plan->req.proto,
+        ex->plan->conns[conn].transport == NSIM_TRANSPORT_NET);
     if (nsim_sim_schedule(ex->sim, sync, on_visible, ex, 0, conn, NULL) !=
         NSIM_OK)
         nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
