@@ -64,14 +64,14 @@ static int sb_write(strbuf *b, const char *path, nsim_err *err)
 }
 
 int nsim_export_csv(const char *path, const nsim_report_meta *m,
-                    const nsim_report_row *rows, size_t n, nsim_err *err)
+                    const nsim_run_row *rows, size_t n, nsim_err *err)
 {
     strbuf b = {0};
     sb_printf(&b, "size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,"
                   "time_us_inplace,algbw_GBps_inplace,busbw_GBps_inplace,"
                   "nchannels\n");
     for (size_t i = 0; i < n; i++) {
-        const nsim_report_row *r = &rows[i];
+        const nsim_run_row *r = &rows[i];
         sb_printf(&b, "%llu,%llu,%s,%s,%d,%.3f,%.4f,%.4f,%.3f,%.4f,%.4f,%u\n",
                   (unsigned long long)r->size, (unsigned long long)r->count,
                   m->dtype, m->redop, m->root, r->time_us, r->algbw, r->busbw,
@@ -96,7 +96,7 @@ static int run_gnuplot(const char *script)
 }
 
 int nsim_export_plot(const char *path, const nsim_report_meta *m,
-                     const nsim_report_row *rows, size_t n, int *rendered,
+                     const nsim_run_row *rows, size_t n, int *rendered,
                      nsim_err *err)
 {
     char dat[4096], gp[4096];

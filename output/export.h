@@ -17,13 +17,13 @@
 
 NSIM_NODISCARD int nsim_export_csv(const char *path,
                                    const nsim_report_meta *m,
-                                   const nsim_report_row *rows, size_t n,
+                                   const nsim_run_row *rows, size_t n,
                                    nsim_err *err);
 /* Writes PATH.dat and PATH.gp, then runs gnuplot to make PATH (PNG) if it
  * is installed; *rendered says whether it did. */
 NSIM_NODISCARD int nsim_export_plot(const char *path,
                                     const nsim_report_meta *m,
-                                    const nsim_report_row *rows, size_t n,
+                                    const nsim_run_row *rows, size_t n,
                                     int *rendered, nsim_err *err);
 NSIM_NODISCARD int nsim_export_trace(const char *path, const nsim_plan *p,
                                      const nsim_exec_result *r,

@@ -37,8 +37,8 @@ static void print_time(FILE *f, double us)
         fprintf(f, "  %7.2f", us);
 }
 
-void nsim_report_row_print(FILE *f, const nsim_report_meta *m,
-                           const nsim_report_row *r)
+void nsim_run_row_print(FILE *f, const nsim_report_meta *m,
+                           const nsim_run_row *r)
 {
     fprintf(f, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)r->size,
             (unsigned long long)r->count, m->dtype, m->redop, m->root);
@@ -55,7 +55,7 @@ void nsim_report_row_print(FILE *f, const nsim_report_meta *m,
     fprintf(f, "\n");
 }
 
-void nsim_report_footer(FILE *f, const nsim_report_row *rows, size_t n)
+void nsim_report_footer(FILE *f, const nsim_run_row *rows, size_t n)
 {
     double sum = 0;
     for (size_t i = 0; i < n; i++)
@@ -87,7 +87,7 @@ static cJSON *meta_json(const nsim_report_meta *m)
     return o;
 }
 
-static int add_row(cJSON *arr, const nsim_report_row *r)
+static int add_row(cJSON *arr, const nsim_run_row *r)
 {
     cJSON *o = cJSON_CreateObject();
     if (o == NULL || !cJSON_AddItemToArray(arr, o))
@@ -110,7 +110,7 @@ static int add_row(cJSON *arr, const nsim_report_row *r)
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,
-                           const nsim_report_row *rows, size_t n,
+                           const nsim_run_row *rows, size_t n,
                            cJSON *extra, nsim_err *err)
 {
     cJSON *root = cJSON_CreateObject(), *arr = NULL;

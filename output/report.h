@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "sim/core/err.h"
+#include "sim/exec/run.h"
 
 struct cJSON;
 
@@ -28,25 +29,14 @@ typedef struct nsim_report_meta {
     int show_pred;
 } nsim_report_meta;
 
-typedef struct nsim_report_row {
-    uint64_t size, count;
-    uint32_t nchannels;  /* channels the plan used at this size */
-    double time_us, algbw, busbw;          /* out-of-place */
-    double time_ip_us, algbw_ip, busbw_ip; /* in-place */
-    uint64_t events;
-    double wall_s;
-    const char *algo, *proto; /* what was run (tuner's pick or forced) */
-    double pred_us;           /* NCCL's predicted time, < 0: none */
-} nsim_report_row;
-
 void nsim_report_header(FILE *f, const nsim_report_meta *m);
-void nsim_report_row_print(FILE *f, const nsim_report_meta *m,
-                           const nsim_report_row *r);
-void nsim_report_footer(FILE *f, const nsim_report_row *rows, size_t n);
+void nsim_run_row_print(FILE *f, const nsim_report_meta *m,
+                           const nsim_run_row *r);
+void nsim_report_footer(FILE *f, const nsim_run_row *rows, size_t n);
 /* extra (may be NULL) is added as "stats" and owned by the call. */
 NSIM_NODISCARD int nsim_report_write_json(const char *path,
                                           const nsim_report_meta *m,
-                                          const nsim_report_row *rows,
+                                          const nsim_run_row *rows,
                                           size_t n, struct cJSON *extra,
                                           nsim_err *err);
 

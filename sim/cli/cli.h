@@ -8,6 +8,7 @@
 #ifndef NSIM_CLI_H
 #define NSIM_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sim/core/err.h"
@@ -37,6 +38,28 @@ int nsim_cli_usage(const char *cmd, const char *fmt, ...) NSIM_PRINTF(2, 3);
 struct nsim_topo;
 int nsim_cli_load_topo(const char *path, struct nsim_topo **out,
                        nsim_err *err);
+
+/* The options run and plan share (and the commands built on the run
+ * API: compare, calibrate, sweep, explain, validate). */
+typedef struct nsim_cli_run_opts {
+    const char *json_out, *plan_out;
+    int quiet, timing, tuning, analytic, stats, debug, graph_dump;
+    const char *graph, *compare_graph;
+    const char *csv_out, *plot_out, *trace_out;
+    uint64_t size; /* plan: the size to plan */
+} nsim_cli_run_opts;
+
+/* Loads the scenario named in argv and applies run's options to it (-b
+ * -e -f -i, knobs, --algo ...); cmd names the command in messages.
+ * Returns 0, a usage exit status, or -1 with err set. */
+struct nsim_scenario;
+int nsim_cli_load_run(const char *cmd, int argc, char **argv,
+                      struct nsim_scenario **out, nsim_cli_run_opts *ro,
+                      nsim_err *err);
+/* The header facts of a scenario for the nccl-tests table. */
+struct nsim_report_meta;
+struct nsim_report_meta nsim_cli_meta(const struct nsim_scenario *s,
+                                      int tuning);
 
 int nsim_cmd_topo(int argc, char **argv);
 int nsim_cmd_log(int argc, char **argv);

@@ -17,18 +17,12 @@
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
 #include "sim/exec/exec.h"
+#include "sim/exec/run.h"
 #include "sim/exec/scenario.h"
 #include "sim/topo/nccl_graph.h"
 #include "sim/plan/search.h"
 #include "sim/plan/tune.h"
 
-typedef struct run_opts {
-    const char *json_out, *plan_out;
-    int quiet, timing, tuning, analytic, stats, debug, graph_dump;
-    const char *graph, *compare_graph;
-    const char *csv_out, *plot_out, *trace_out;
-    uint64_t size; /* plan: the size to plan */
-} run_opts;
 
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
@@ -114,7 +108,7 @@ static void note_ignored(int c, const char *v)
 /* One option of run/plan. Returns 0 or a usage exit status; -1 with err
  * set for a bad value that is an input error. */
 static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
-                     nsim_scenario *s, run_opts *ro, nsim_err *err)
+                     nsim_scenario *s, nsim_cli_run_opts *ro, nsim_err *err)
 {
     char *end;
     uint32_t v32 = 0;
@@ -212,7 +206,7 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
 
 /* Applies the command-line options to the scenario. */
 static int parse_opts(const char *cmd, int argc, char **argv,
-                      nsim_scenario *s, run_opts *ro, nsim_err *err)
+                      nsim_scenario *s, nsim_cli_run_opts *ro, nsim_err *err)
 {
     int c, rc = 0;
     optind = 1;
@@ -226,7 +220,7 @@ static int parse_opts(const char *cmd, int argc, char **argv,
     return rc;
 }
 
-static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
+nsim_report_meta nsim_cli_meta(const nsim_scenario *s, int tuning)
 {
     nsim_plan_req req = nsim_scenario_request(s, 0);
     nsim_report_meta m = {
@@ -245,115 +239,17 @@ static nsim_report_meta make_meta(const nsim_scenario *s, const run_opts *ro)
             : s->nchannels,
         s->qps_per_conn, s->buffsize, s->seed,
         nsim_coll_has_root(s->coll) ? (int)s->root : -1,
-        !s->algo_set || !s->proto_set || ro->tuning, ro->tuning};
+        !s->algo_set || !s->proto_set || tuning, tuning};
     return m;
 }
 
-/* The request for one size: the tuner's pick unless forced. */
-static int request_for(const nsim_scenario *s, uint64_t bytes,
-                       nsim_plan_req *req, double *pred_us, nsim_err *err)
-{
-    *req = nsim_scenario_request(s, bytes);
-    uint32_t off = (s->pat_enable == 0 ? 1u << NSIM_ALGO_PAT : 0) |
-                   (s->nvls_enable == 0 ? 1u << NSIM_ALGO_NVLS |
-                                              1u << NSIM_ALGO_NVLSTREE
-                                        : 0);
-    int rc = nsim_tune_pick_without(s->topo, s->coll, bytes, s->algo_set,
-                                    s->proto_set, off, &req->algo,
-                                    &req->proto, pred_us, err);
-    nsim_scenario_fit_request(s, req);
-    if (rc != NSIM_OK) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        NSIM_ERR(err, rc, "%s: %s", s->source, msg);
-    }
-    return rc;
-}
-
-static void fill_row(const nsim_scenario *s, uint64_t bytes, double t_us,
-                     uint32_t nch, nsim_report_row *row)
-{
-    uint64_t count;
-    uint32_t n = nsim_topo_nranks(s->topo);
-    double alg = (double)bytes / (t_us * 1e-6) / 1e9;
-    double bus = alg * nsim_coll_busbw_factor(s->coll, n);
-    (void)nsim_coll_test_bytes(s->coll, n, s->type_size, bytes, &count);
-    *row = (nsim_report_row){bytes, count, nch, t_us, alg, bus, t_us, alg,
-                             bus, 0, 0, NULL, NULL, -1};
-}
-
-/* One size: plan, simulate, fill the row. With keep (and a simulation),
- * the plan and the result with statistics go to *kept_plan and *kept_res. */
-static int run_size(nsim_scenario *s, const run_opts *ro, uint64_t bytes,
-                    int keep, nsim_report_row *row, nsim_plan **kept_plan,
-                    nsim_exec_result *kept_res, nsim_err *err)
-{
-    nsim_plan *plan = NULL;
-    nsim_exec_result res = {0};
-    nsim_plan_req req;
-    double pred = -1;
-    nsim_fault_plan fp;
-    NSIM_TRY(nsim_scenario_fault_plan(s, s->nchannels, &fp, err));
-    nsim_exec_opts eo = {s->seed, keep, &s->net, &fp, s->gpus_per_thread,
-                         keep && ro->trace_out != NULL};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    NSIM_TRY(request_for(s, bytes, &req, &pred, err));
-    if (ro->analytic) {
-        if (pred < 0)
-            return NSIM_ERR(err, NSIM_ENOTSUP,
-                            "%s: --mode analytic: NCCL's tuner has no "
-                            "model for %s", s->source, nsim_coll_name(s->coll));
-        fill_row(s, bytes, pred, req.nchannels, row);
-    } else {
-        int rc = nsim_plan_build(s->topo, &req, &plan, err);
-        if (rc == NSIM_OK)
-            rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
-        if (rc != NSIM_OK) {
-            char msg[sizeof err->msg];
-            snprintf(msg, sizeof msg, "%s", err->msg);
-            nsim_plan_destroy(plan);
-            return NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
-                            (unsigned long long)bytes, msg);
-        }
-        fill_row(s, bytes, (double)res.time_ps / 1e6, plan->nchannels, row);
-        row->events = res.events;
-        req.proto = plan->req.proto; /* the planner's for p2p */
-        if (keep) {
-            *kept_plan = plan;
-            *kept_res = res;
-        } else {
-            nsim_exec_result_free(&res);
-            nsim_plan_destroy(plan);
-        }
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    row->wall_s = (double)(t1.tv_sec - t0.tv_sec) +
-                  (t1.tv_nsec - t0.tv_nsec) / 1e9;
-    row->algo = nsim_coll_is_p2p(req.coll) ? "P2P" : nsim_algo_name(req.algo);
-    row->proto = nsim_proto_name(req.proto);
-    row->pred_us = pred;
-    return NSIM_OK;
-}
-
-static int next_size(const nsim_scenario *s, uint64_t cur, uint64_t *next)
-{
-    uint64_t n = s->step_factor > 1 ? (uint64_t)((double)cur * s->step_factor)
-                                    : cur + s->step_bytes;
-    n -= n % s->type_size;
-    if (n <= cur)
-        return 0;
-    *next = n;
-    return n <= s->max_bytes;
-}
-
-static void print_row(const run_opts *ro, const nsim_report_meta *m,
-                      const nsim_report_row *r, size_t n)
+static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
+                      const nsim_run_row *r, size_t n)
 {
     if (!ro->quiet && n == 0)
         nsim_report_header(stdout, m);
     if (!ro->quiet) {
-        nsim_report_row_print(stdout, m, r);
+        nsim_run_row_print(stdout, m, r);
         fflush(stdout);
     }
     if (ro->timing)
@@ -365,7 +261,7 @@ static void print_row(const run_opts *ro, const nsim_report_meta *m,
 }
 
 /* --stats / --debug: the last (largest) size in detail. */
-static cJSON *report_detail(const nsim_scenario *s, const run_opts *ro,
+static cJSON *report_detail(const nsim_scenario *s, const nsim_cli_run_opts *ro,
                             const nsim_plan *p, const nsim_exec_result *r)
 {
     if (!ro->quiet && ro->stats)
@@ -382,27 +278,15 @@ static void debug_plan(nsim_scenario *s)
     double pred;
     uint64_t cnt, bytes = nsim_coll_test_bytes(
         s->coll, nsim_topo_nranks(s->topo), s->type_size, s->max_bytes, &cnt);
-    if (request_for(s, bytes, &dr, &pred, NULL) == NSIM_OK &&
+    if (nsim_run_request(s, bytes, &dr, &pred, NULL) == NSIM_OK &&
         nsim_plan_build(s->topo, &dr, &dp, NULL) == NSIM_OK)
         nsim_debug_plan(stdout, s->topo, dp);
     nsim_plan_destroy(dp);
 }
 
-static int grow_rows(nsim_report_row **rows, size_t n, size_t *cap)
-{
-    if (n < *cap)
-        return NSIM_OK;
-    *cap = *cap ? *cap * 2 : 64;
-    nsim_report_row *r = realloc(*rows, *cap * sizeof *r);
-    if (r == NULL)
-        return NSIM_ENOMEM;
-    *rows = r;
-    return NSIM_OK;
-}
-
 /* --csv, --plot, --trace (the largest size's thread blocks). */
-static int write_exports(const run_opts *ro, const nsim_report_meta *m,
-                         const nsim_report_row *rows, size_t n,
+static int write_exports(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
+                         const nsim_run_row *rows, size_t n,
                          const nsim_plan *kp, const nsim_exec_result *kr,
                          nsim_err *err)
 {
@@ -422,40 +306,38 @@ static int write_exports(const run_opts *ro, const nsim_report_meta *m,
     return NSIM_OK;
 }
 
-static int run_sweep(nsim_scenario *s, const run_opts *ro, nsim_err *err)
+static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *err)
 {
-    nsim_report_meta m = make_meta(s, ro);
-    nsim_report_row *rows = NULL;
-    size_t n = 0, cap = 0;
-    int rc = NSIM_OK, more = 1;
+    nsim_report_meta m = nsim_cli_meta(s, ro->tuning);
+    nsim_run_row *rows = NULL;
+    uint64_t *sizes = NULL;
+    size_t n = 0, nsizes = 0;
     int detail = (ro->stats || ro->debug || ro->trace_out) && !ro->analytic;
     nsim_plan *kp = NULL;
     nsim_exec_result kr = {0};
-    uint64_t size = s->min_bytes, next = 0;
+    nsim_run_opts o = {ro->analytic, detail, ro->trace_out != NULL};
+    NSIM_TRY(nsim_run_sizes(s, &sizes, &nsizes, err));
+    rows = calloc(nsizes ? nsizes : 1, sizeof *rows);
+    if (rows == NULL) {
+        free(sizes);
+        return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+    }
     if (ro->debug && !ro->quiet)
         debug_plan(s);
-    while (more) {
-        more = next_size(s, size, &next);
-        if (grow_rows(&rows, n, &cap) != NSIM_OK) {
-            rc = NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
-            break;
-        }
-        uint64_t cnt, bytes = nsim_coll_test_bytes(
-            s->coll, nsim_topo_nranks(s->topo), s->type_size, size, &cnt);
-        size = next;
-        if (bytes == 0 || (n > 0 && bytes == rows[n - 1].size))
-            continue; /* below 16 B per rank, or the same size again */
+    int rc = NSIM_OK;
+    for (size_t i = 0; i < nsizes; i++) {
         if (kp != NULL) { /* keep only the largest size's details */
             nsim_exec_result_free(&kr);
             nsim_plan_destroy(kp);
             kp = NULL;
         }
-        if ((rc = run_size(s, ro, bytes, detail, &rows[n], &kp, &kr, err)) !=
+        if ((rc = nsim_run_size(s, &o, sizes[i], &rows[n], &kp, &kr, err)) !=
             NSIM_OK)
             break;
         print_row(ro, &m, &rows[n], n);
         n++;
     }
+    free(sizes);
     cJSON *extra = NULL;
     if (rc == NSIM_OK && !ro->quiet)
         nsim_report_footer(stdout, rows, n);
@@ -491,8 +373,8 @@ static int use_graph(nsim_scenario *s, const char *path, nsim_err *err)
     return NSIM_OK;
 }
 
-static int load_with_opts(const char *cmd, int argc, char **argv,
-                          nsim_scenario **out, run_opts *ro, nsim_err *err)
+int nsim_cli_load_run(const char *cmd, int argc, char **argv,
+                      nsim_scenario **out, nsim_cli_run_opts *ro, nsim_err *err)
 {
     int rc;
     for (int i = 1; i < argc; i++) /* the scenario is the non-option arg */
@@ -523,8 +405,8 @@ int nsim_cmd_run(int argc, char **argv)
 {
     nsim_err err = {0};
     nsim_scenario *s = NULL;
-    run_opts ro = {0};
-    int rc = load_with_opts("run", argc, argv, &s, &ro, &err);
+    nsim_cli_run_opts ro = {0};
+    int rc = nsim_cli_load_run("run", argc, argv, &s, &ro, &err);
     if (rc == 0 && run_sweep(s, &ro, &err) != NSIM_OK)
         rc = -1;
     nsim_scenario_destroy(s);
@@ -681,9 +563,9 @@ int nsim_cmd_plan(int argc, char **argv)
     nsim_err err = {0};
     nsim_scenario *s = NULL;
     nsim_plan *plan = NULL;
-    run_opts ro = {0};
+    nsim_cli_run_opts ro = {0};
     char *text = NULL;
-    int rc = load_with_opts("plan", argc, argv, &s, &ro, &err);
+    int rc = nsim_cli_load_run("plan", argc, argv, &s, &ro, &err);
     if (rc == 0 && ro.graph_dump) {
         rc = graph_dump(s, &err);
         nsim_scenario_destroy(s);
@@ -704,8 +586,8 @@ int nsim_cmd_plan(int argc, char **argv)
     if (rc == 0) {
         nsim_plan_req req;
         double pred;
-        if (request_for(s, ro.size ? ro.size : s->max_bytes, &req, &pred,
-                        &err) != NSIM_OK ||
+        if (nsim_run_request(s, ro.size ? ro.size : s->max_bytes, &req,
+                             &pred, &err) != NSIM_OK ||
             nsim_plan_build(s->topo, &req, &plan, &err) != NSIM_OK ||
             nsim_plan_to_json(plan, s->topo, &text, &err) != NSIM_OK)
             rc = -1;

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * run.c - one scenario at one size: request, plan, simulate, row.
+ */
+#include "run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "sim/plan/tune.h"
+
+int nsim_run_request(const nsim_scenario *s, uint64_t bytes,
+                     nsim_plan_req *req, double *pred_us, nsim_err *err)
+{
+    *req = nsim_scenario_request(s, bytes);
+    uint32_t off = (s->pat_enable == 0 ? 1u << NSIM_ALGO_PAT : 0) |
+                   (s->nvls_enable == 0 ? 1u << NSIM_ALGO_NVLS |
+                                              1u << NSIM_ALGO_NVLSTREE
+                                        : 0);
+    int rc = nsim_tune_pick_without(s->topo, s->coll, bytes, s->algo_set,
+                                    s->proto_set, off, &req->algo,
+                                    &req->proto, pred_us, err);
+    nsim_scenario_fit_request(s, req);
+    if (rc != NSIM_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        NSIM_ERR(err, rc, "%s: %s", s->source, msg);
+    }
+    return rc;
+}
+
+static void fill_row(const nsim_scenario *s, uint64_t bytes, double t_us,
+                     uint32_t nch, nsim_run_row *row)
+{
+    uint64_t count;
+    uint32_t n = nsim_topo_nranks(s->topo);
+    double alg = (double)bytes / (t_us * 1e-6) / 1e9;
+    double bus = alg * nsim_coll_busbw_factor(s->coll, n);
+    (void)nsim_coll_test_bytes(s->coll, n, s->type_size, bytes, &count);
+    *row = (nsim_run_row){bytes, count, nch, t_us, alg, bus, t_us, alg,
+                          bus, 0, 0, NULL, NULL, -1};
+}
+
+static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
+                    nsim_plan_req *req, nsim_run_row *row,
+                    nsim_plan **kept_plan, nsim_exec_result *kept_res,
+                    nsim_err *err)
+{
+    nsim_plan *plan = NULL;
+    nsim_exec_result res = {0};
+    nsim_fault_plan fp;
+    NSIM_TRY(nsim_scenario_fault_plan(s, s->nchannels, &fp, err));
+    nsim_exec_opts eo = {s->seed, o->keep, &s->net, &fp, s->gpus_per_thread,
+                         o->keep && o->want_trace};
+    int rc = nsim_plan_build(s->topo, req, &plan, err);
+    if (rc == NSIM_OK)
+        rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
+    if (rc != NSIM_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        nsim_plan_destroy(plan);
+        return NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
+                        (unsigned long long)bytes, msg);
+    }
+    fill_row(s, bytes, (double)res.time_ps / 1e6, plan->nchannels, row);
+    row->events = res.events;
+    req->proto = plan->req.proto; /* the planner's for p2p */
+    if (o->keep && kept_plan != NULL && kept_res != NULL) {
+        *kept_plan = plan;
+        *kept_res = res;
+    } else {
+        nsim_exec_result_free(&res);
+        nsim_plan_destroy(plan);
+    }
+    return NSIM_OK;
+}
+
+int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
+                  nsim_run_row *row, nsim_plan **kept_plan,
+                  nsim_exec_result *kept_res, nsim_err *err)
+{
+    nsim_plan_req req;
+    double pred = -1;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    NSIM_TRY(nsim_run_request(s, bytes, &req, &pred, err));
+    if (o->analytic) {
+        if (pred < 0)
+            return NSIM_ERR(err, NSIM_ENOTSUP,
+                            "%s: --mode analytic: NCCL's tuner has no "
+                            "model for %s", s->source, nsim_coll_name(s->coll));
+        fill_row(s, bytes, pred, req.nchannels, row);
+    } else {
+        NSIM_TRY(simulate(s, o, bytes, &req, row, kept_plan, kept_res, err));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    row->wall_s = (double)(t1.tv_sec - t0.tv_sec) +
+                  (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    row->algo = nsim_coll_is_p2p(req.coll) ? "P2P" : nsim_algo_name(req.algo);
+    row->proto = nsim_proto_name(req.proto);
+    row->pred_us = pred;
+    return NSIM_OK;
+}
+
+uint64_t nsim_run_test_bytes(const nsim_scenario *s, uint64_t size)
+{
+    uint64_t cnt;
+    return nsim_coll_test_bytes(s->coll, nsim_topo_nranks(s->topo),
+                                s->type_size, size, &cnt);
+}
+
+static int next_size(const nsim_scenario *s, uint64_t cur, uint64_t *next)
+{
+    uint64_t n = s->step_factor > 1 ? (uint64_t)((double)cur * s->step_factor)
+                                    : cur + s->step_bytes;
+    n -= n % s->type_size;
+    if (n <= cur)
+        return 0;
+    *next = n;
+    return n <= s->max_bytes;
+}
+
+int nsim_run_sizes(const nsim_scenario *s, uint64_t **out, size_t *n,
+                   nsim_err *err)
+{
+    uint64_t *v = NULL, size = s->min_bytes, next = 0;
+    size_t cnt = 0, cap = 0;
+    int more = 1;
+    while (more) {
+        more = next_size(s, size, &next);
+        uint64_t bytes = nsim_run_test_bytes(s, size);
+        size = next;
+        if (bytes == 0 || (cnt > 0 && bytes == v[cnt - 1]))
+            continue; /* below 16 B per rank, or the same size again */
+        if (cnt == cap) {
+            cap = cap ? 2 * cap : 64;
+            uint64_t *g = realloc(v, cap * sizeof *g);
+            if (g == NULL) {
+                free(v);
+                return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+            }
+            v = g;
+        }
+        v[cnt++] = bytes;
+    }
+    *out = v;
+    *n = cnt;
+    return NSIM_OK;
+}

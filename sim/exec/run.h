@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * run.h - the run API: one scenario at one message size, planned (the
+ * tuner's pick unless the scenario forces one) and simulated, or predicted
+ * by NCCL's own model, as one result row; and the list of message sizes a
+ * scenario's sweep visits. Every command that plays a scenario (run,
+ * compare, calibrate, sweep, explain, validate) goes through here, so they
+ * all answer the same question the same way.
+ *
+ * Owns: nothing beyond the call; a kept plan and result (for --stats,
+ * --trace, explain) go to the caller, who frees them.
+ */
+#ifndef NSIM_EXEC_RUN_H
+#define NSIM_EXEC_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/core/err.h"
+#include "sim/exec/exec.h"
+#include "sim/exec/scenario.h"
+#include "sim/plan/plan.h"
+
+/* One size's result, as nccl-tests prints a row. */
+typedef struct nsim_run_row {
+    uint64_t size, count;
+    uint32_t nchannels;  /* channels the plan used at this size */
+    double time_us, algbw, busbw;          /* out-of-place */
+    double time_ip_us, algbw_ip, busbw_ip; /* in-place */
+    uint64_t events;
+    double wall_s;
+    const char *algo, *proto; /* what was run (tuner's pick or forced) */
+    double pred_us;           /* NCCL's predicted time, < 0: none */
+} nsim_run_row;
+
+typedef struct nsim_run_opts {
+    int analytic;   /* NCCL's tuner model instead of the simulation */
+    int keep;       /* hand the plan and the result (with stats) back */
+    int want_trace; /* with keep: every op's span */
+} nsim_run_opts;
+
+/* The plan request for one size (bytes per rank as the planner takes
+ * them): the tuner's algorithm and protocol unless the scenario forces
+ * them; *pred_us gets NCCL's predicted time (< 0: none). */
+NSIM_NODISCARD int nsim_run_request(const nsim_scenario *s, uint64_t bytes,
+                                    nsim_plan_req *req, double *pred_us,
+                                    nsim_err *err);
+
+/* Plans and simulates (or predicts) one size. With o->keep the plan and
+ * the result are handed to *kept_plan / *kept_res (free them with
+ * nsim_plan_destroy / nsim_exec_result_free). */
+NSIM_NODISCARD int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o,
+                                 uint64_t bytes, nsim_run_row *row,
+                                 nsim_plan **kept_plan,
+                                 nsim_exec_result *kept_res, nsim_err *err);
+
+/* The sizes (as the planner takes them: nccl-tests' byte counts) a sweep
+ * of the scenario from min_bytes to max_bytes visits, without repeats and
+ * without the ones below 16 B per rank. *out is malloc'd. */
+NSIM_NODISCARD int nsim_run_sizes(const nsim_scenario *s, uint64_t **out,
+                                  size_t *n, nsim_err *err);
+
+/* nccl-tests' byte count for a requested size (0: below what the
+ * collective can split). */
+uint64_t nsim_run_test_bytes(const nsim_scenario *s, uint64_t size);
+
+#endif
