@@ -1418,8 +1418,8 @@ static int report_assumed(xctx *c)
     const xfile *f = c->f;
     char text[NSIM_XML_NOTE_MAX];
     for (uint32_t i = 0; i < f->nassumed; i++) {
-        snprintf(text, sizeof text, "%.200s: %u %s", f->src, f->assumed[i].n,
-                 f->assumed[i].what);
+        snprintf(text, sizeof text, "%.180s: %u %.300s", f->src,
+                 f->assumed[i].n, f->assumed[i].what);
         NSIM_TRY(add_note(c->x, text, c->err));
         if (c->o->warn != NULL)
             c->o->warn(c->o->warn_ud, text);
