@@ -117,11 +117,20 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case 'e': return parse_u64(cmd, "-e", arg, &s->max_bytes);
     case 'i':
         s->step_factor = 1;
-        return parse_u64(cmd, "-i", arg, &s->step_bytes);
+        if (parse_u64(cmd, "-i", arg, &s->step_bytes) != 0)
+            return NSIM_EXIT_USAGE;
+        if (s->step_bytes == 0)
+            return nsim_cli_usage(cmd, "-i: expected a step > 0 bytes, got "
+                                       "'%s'", arg);
+        return 0;
     case 'f':
         s->step_factor = strtod(arg, &end);
-        if (end == arg || *end != '\0' || s->step_factor < 1)
-            return nsim_cli_usage(cmd, "-f: expected a factor >= 1");
+        if (end == arg || *end != '\0' || !isfinite(s->step_factor) ||
+            s->step_factor <= 1 || s->step_factor > 1e6)
+            return nsim_cli_usage(cmd, "-f: expected a factor above 1 (up to "
+                                       "1e6; -i for a fixed step), got '%s'",
+                                  arg);
+        s->step_bytes = 0;
         return 0;
     case OPT_NCH:
         s->min_channels = s->max_channels = 0;
@@ -391,6 +400,18 @@ int nsim_cli_load_run(const char *cmd, int argc, char **argv,
         return nsim_cli_usage(cmd, "expected a scenario file");
     if ((rc = parse_opts(cmd, argc, argv, *out, ro, err)) != 0)
         return rc;
+    nsim_scenario *s = *out;
+    /* a forced algorithm the hardware cannot run: refused before any
+     * search (NVLSTree on A100s) */
+    if (s->algo_set && !nsim_coll_is_p2p(s->coll) &&
+        nsim_tune_check(s->topo, s->coll, s->algo,
+                        s->proto_set ? s->proto : NSIM_PROTO_SIMPLE,
+                        err) != NSIM_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        NSIM_ERR(err, NSIM_ECONFIG, "%s: %s", s->source, msg);
+        return -1;
+    }
     nsim_scenario_resolve_channels(*out);
     if (ro->graph != NULL && use_graph(*out, ro->graph, err) != NSIM_OK)
         return -1;

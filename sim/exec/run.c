@@ -133,6 +133,13 @@ int nsim_run_sizes(const nsim_scenario *s, uint64_t **out, size_t *n,
         size = next;
         if (bytes == 0 || (cnt > 0 && bytes == v[cnt - 1]))
             continue; /* below 16 B per rank, or the same size again */
+        if (cnt == NSIM_SCENARIO_MAX_SIZES) {
+            free(v);
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: sizes: the sweep visits over %u sizes; use "
+                            "a larger step (-f, -i) or a smaller range",
+                            s->source, NSIM_SCENARIO_MAX_SIZES);
+        }
         if (cnt == cap) {
             cap = cap ? 2 * cap : 64;
             uint64_t *g = realloc(v, cap * sizeof *g);

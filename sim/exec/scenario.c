@@ -275,12 +275,22 @@ static int read_collective(nsim_scenario *s, const nsim_jctx *c,
 
 static int read_sizes(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
 {
+    int has_factor = cJSON_GetObjectItemCaseSensitive(root, "step_factor") != NULL;
+    int has_bytes = cJSON_GetObjectItemCaseSensitive(root, "step_bytes") != NULL;
     NSIM_TRY(nsim_jget_size(c, root, "", "min_bytes", 1, &s->min_bytes));
     NSIM_TRY(nsim_jget_size(c, root, "", "max_bytes", 1, &s->max_bytes));
-    s->step_factor = 2;
+    /* nccl-tests: a fixed step (-i) or a factor (-f, default 2) */
+    s->step_factor = has_bytes && !has_factor ? 1 : 2;
     NSIM_TRY(nsim_jget_double(c, root, "", "step_factor", 0, 1, 1e6,
                               &s->step_factor));
     NSIM_TRY(nsim_jget_size(c, root, "", "step_bytes", 0, &s->step_bytes));
+    if (has_bytes && s->step_bytes == 0)
+        return nsim_jfail(c, "", "step_bytes",
+                          "expected a step > 0 bytes, got 0");
+    if (has_bytes && s->step_factor > 1)
+        return nsim_jfail(c, "", "step_bytes",
+                          "give step_bytes (a fixed step) or a step_factor "
+                          "above 1, not both");
     if (s->step_factor <= 1 && s->step_bytes == 0)
         return nsim_jfail(c, "", "step_bytes",
                           "expected > 0 when step_factor is 1");
@@ -301,6 +311,15 @@ int nsim_scenario_check_sizes(const nsim_scenario *s, nsim_err *err)
                         s->source, (unsigned long long)s->min_bytes,
                         (unsigned long long)s->max_bytes, s->dtype,
                         s->type_size);
+    if (s->max_bytes > NSIM_SCENARIO_MAX_BYTES)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: max_bytes: %llu is over the limit of 1 TiB per "
+                        "rank buffer",
+                        s->source, (unsigned long long)s->max_bytes);
+    if (!(s->step_factor >= 1 && s->step_factor <= 1e6))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: step_factor: expected 1 .. 1e6, got %g",
+                        s->source, s->step_factor);
     return NSIM_OK;
 }
 
@@ -330,9 +349,12 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
     NSIM_TRY(nsim_jget_int(c, root, "", "gpus_per_thread", 0, 1, 1024, &v));
     s->gpus_per_thread = (uint32_t)v;
     NSIM_TRY(read_env(s, c, root));
-    if (s->buffsize < 4096 || s->buffsize % 4096 != 0)
+    if (s->buffsize < 4096 || s->buffsize % 4096 != 0 ||
+        s->buffsize > (1ull << 30))
         return nsim_jfail(c, "", "buffsize",
-                          "expected a positive multiple of 4096 bytes");
+                          "expected a multiple of 4096 bytes from 4 KiB to "
+                          "1 GiB (NCCL_BUFFSIZE), got %llu",
+                          (unsigned long long)s->buffsize);
     if (s->min_channels && s->max_channels && s->min_channels > s->max_channels)
         return nsim_jfail(c, "env", "NCCL_MIN_NCHANNELS",
                           "greater than NCCL_MAX_NCHANNELS");

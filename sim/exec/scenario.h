@@ -22,6 +22,10 @@
 
 #define NSIM_SCENARIO_FORMAT "ncclsim-scenario"
 #define NSIM_SCENARIO_VERSION 1
+/* Limits on a sweep: the largest size (per rank buffer) and the number
+ * of sizes one run visits. */
+#define NSIM_SCENARIO_MAX_BYTES (1ull << 40)
+#define NSIM_SCENARIO_MAX_SIZES 4096u
 
 typedef struct nsim_scenario {
     char name[128];
