@@ -52,6 +52,8 @@ typedef struct nsim_cli_run_opts {
     const char *graph, *compare_graph;
     const char *csv_out, *plot_out, *trace_out;
     uint64_t size; /* plan: the size to plan */
+    uint32_t cudagraph; /* nccl-tests -G: ops launched from a CUDA graph */
+    int cputime;        /* nccl-tests -C 1: report the host's CPU time */
 } nsim_cli_run_opts;
 
 /* Loads the scenario named in argv and applies run's options to it (-b

@@ -447,7 +447,7 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
             nsim_algo a = algos[i];
             nsim_proto p = protos[j];
             if ((algo_forced && a != a0) || (proto_forced && p != p0) ||
-                (disabled >> a & 1u) ||
+                (disabled >> a & 1u) || (disabled >> (16 + p) & 1u) ||
                 nsim_tune_check(t, c, a, p, NULL) != NSIM_OK)
                 continue;
             double us = nsim_tune_time_us(&g, c, a, p, bytes);
@@ -457,6 +457,15 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
                 *proto = p;
             }
         }
+    if (best < 0 && (disabled & 0xffffu & ~(1u << NSIM_ALGO_PAT) &
+                     ~(1u << NSIM_ALGO_NVLS) & ~(1u << NSIM_ALGO_NVLSTREE)))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "no allowed algorithm (NCCL_ALGO) runs %s here",
+                        nsim_coll_name(c));
+    if (best < 0 && (disabled >> 16))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "no allowed protocol (NCCL_PROTO) runs %s here",
+                        nsim_coll_name(c));
     if (best < 0 && !algo_forced)
         *algo = NSIM_ALGO_RING;
     *time_us = best;
