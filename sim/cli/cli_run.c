@@ -14,6 +14,7 @@
 #include "output/report.h"
 #include "output/export.h"
 #include "output/stats.h"
+#include "sim/core/fileio.h"
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
 #include "sim/exec/exec.h"
@@ -654,6 +655,7 @@ int nsim_cmd_plan(int argc, char **argv)
     nsim_plan *plan = NULL;
     nsim_cli_run_opts ro = {0};
     char *text = NULL;
+    nsim_out_begin();
     int rc = nsim_cli_load_run("plan", argc, argv, &s, &ro, &err);
     if (rc == 0 && ro.graph_dump) {
         rc = graph_dump(s, &err);
@@ -692,7 +694,7 @@ int nsim_cmd_plan(int argc, char **argv)
     free(text);
     nsim_plan_destroy(plan);
     nsim_scenario_destroy(s);
-    return rc < 0 ? nsim_cli_fail(&err) : rc;
+    return nsim_cli_outputs_done(rc < 0 ? nsim_cli_fail(&err) : rc);
 }
 
 int nsim_cmd_params(int argc, char **argv)

@@ -2,6 +2,7 @@
  *
  * main.c - ncclsim entry point: the subcommand table, help and version.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -196,6 +197,10 @@ int nsim_cli_usage(const char *cmd, const char *fmt, ...)
 int nsim_cli_outputs_done(int ex)
 {
     nsim_err err = {0};
+    if (ex == NSIM_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+        NSIM_ERR(&err, NSIM_EIO, "stdout: cannot write: %s", strerror(errno));
+        ex = nsim_cli_fail(&err); /* the table is lost: no outputs either */
+    }
     if (ex != NSIM_EXIT_OK) {
         nsim_out_abort();
         return ex;
@@ -221,5 +226,12 @@ int main(int argc, char **argv)
         print_usage(stderr);
         return NSIM_EXIT_USAGE;
     }
-    return c->run(argc - 1, argv + 1);
+    int ex = c->run(argc - 1, argv + 1);
+    /* what was printed must have reached stdout (> /dev/full: exit 1) */
+    if (ex == NSIM_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "ncclsim: stdout: cannot write: %s\n",
+                strerror(errno));
+        return NSIM_EXIT_ERR;
+    }
+    return ex;
 }

@@ -143,3 +143,8 @@ io_expect(topo_show_host 0 CMD ${NCCLSIM} topo show --host 3 ${IO}/t16.json
           NOT_OUT "h2\\.gpu|  +0 +1  NVL")
 io_expect(topo_show_host_range 2 CMD ${NCCLSIM} topo show --host 16
           ${IO}/t16.json ERR "hosts 0..15")
+nsim_expect(cli.io.stdout_full 1 CMD sh -c "$<TARGET_FILE:ncclsim> run ${SEED} -b 1M -e 1M --json ${CMAKE_CURRENT_BINARY_DIR}/sf.json > /dev/full"
+            ERR "stdout: cannot write: No space left on device"
+            NO_FILE ${CMAKE_CURRENT_BINARY_DIR}/sf.json)
+nsim_expect(cli.io.params_range 0 CMD ${NCCLSIM} params
+            OUT "\"stream_chunk_bytes\":[^}]*\"range\":[ \t]*\"4 KiB \\.\\. 64 MiB\"")
