@@ -47,6 +47,18 @@ static void remember_input(const struct stat *st, const char *path)
 
 void nsim_inputs_reset(void) { ninputs = 0; }
 
+void nsim_inputs_forget(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return;
+    for (unsigned i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino) {
+            inputs[i] = inputs[--ninputs];
+            return;
+        }
+}
+
 static const char *input_named(const struct stat *st)
 {
     for (unsigned i = 0; i < ninputs; i++)
