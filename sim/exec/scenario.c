@@ -970,19 +970,24 @@ static int set_scenario_key(nsim_scenario *s, const nsim_jctx *c,
         s->qps_per_conn = (uint32_t)v;
     } else if (strcmp(name, "buffsize") == 0) {
         NSIM_TRY(nsim_jget_size(c, o, "", name, 1, &s->buffsize));
-        if (s->buffsize < 4096 || s->buffsize % 4096 != 0)
+        if (s->buffsize < 4096 || s->buffsize % 4096 != 0 ||
+            s->buffsize > (1ull << 30))
             return nsim_jfail(c, "", name,
-                              "expected a positive multiple of 4096 bytes");
+                              "expected a multiple of 4096 bytes from 4 KiB "
+                              "to 1 GiB (NCCL_BUFFSIZE), got %llu",
+                              (unsigned long long)s->buffsize);
     } else if (strcmp(name, "protocol") == 0) {
-        s->proto_set = strcasecmp(value, "auto") != 0;
-        if (s->proto_set)
-            NSIM_TRY(read_enum(c, o, name, parse_proto, &s->proto,
-                               "Simple, LL, LL128 or auto"));
+        s->proto_set = 0;
+        s->proto_off = 0;
+        s->proto_list[0] = '\0';
+        if (strcasecmp(value, "auto") != 0)
+            return nsim_scenario_set_proto(s, value, c->file, c->err);
     } else if (strcmp(name, "algorithm") == 0) {
-        s->algo_set = strcasecmp(value, "auto") != 0;
-        if (s->algo_set)
-            NSIM_TRY(read_enum(c, o, name, parse_algo, &s->algo,
-                               "Ring, Tree, NVLS, NVLSTree, PAT or auto"));
+        s->algo_set = 0;
+        s->algo_off = 0;
+        s->algo_list[0] = '\0';
+        if (strcasecmp(value, "auto") != 0)
+            return nsim_scenario_set_algo(s, value, c->file, c->err);
     } else if (strcmp(name, "channel_mode") == 0) {
         NSIM_TRY(read_enum(c, o, name, parse_mode, &s->channel_mode,
                            "dedicated or shared"));
