@@ -460,7 +460,8 @@ int nsim_cli_load_run(const char *cmd, int argc, char **argv,
     if (nsim_scenario_apply_shell_env(s, environ, note, sizeof note, err) !=
         NSIM_OK)
         return -1;
-    if (note[0] != '\0')
+    static int noted; /* once, though a sweep loads every point */
+    if (note[0] != '\0' && !noted++)
         fprintf(stderr, "ncclsim: note: %s\n", note);
     if ((rc = parse_opts(cmd, argc, argv, *out, ro, err)) != 0)
         return rc;
