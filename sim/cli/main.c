@@ -96,6 +96,19 @@ const nsim_cmd nsim_cli_commands[] = {
      nsim_cmd_params},
     {"log", "FILE", "what an NCCL_DEBUG=INFO log or nccl-tests output holds",
      "ncclsim log FILE   rings, trees, transports, NICs and the nccl-tests table\n", nsim_cmd_log},
+    {"measure", "import|show FILE...",
+     "hardware measurements into the ncclsim-measurement schema",
+     "ncclsim measure import FILE... -o M.json [--partial]\n"
+     "        [--collective C] [--ranks N] [--hosts N]\n"
+     "  reads nccl-tests output (launcher tags, -g, one or both columns),\n"
+     "  NCCL_DEBUG=INFO logs (joined to the tables of the other files),\n"
+     "  vendor markdown busbw tables, perftest output or its markdown\n"
+     "  summaries, and ncclsim-measurement files; writes one file\n"
+     "  (README \"Measurements\")\n"
+     "  --partial       drop rows cut short instead of failing\n"
+     "  --collective, --ranks, --hosts  what a file does not say\n"
+     "ncclsim measure show FILE...   the series, as import reads them\n",
+     nsim_cmd_measure},
     {"version", "", "print the version", "ncclsim version\n", cmd_version},
     {"help", "[COMMAND]", "general help, or help on one command",
      "ncclsim help [COMMAND]\n", cmd_help},

@@ -1,0 +1,49 @@
+# ncclsim measure import/show: the hwdata copies in data/measure import,
+# bad inputs fail with the file and line and leave no output behind.
+set(M ${NSIM_TESTS}/data/measure)
+nsim_expect(cli.measure.import_nccl_tests 0
+  CMD ${NCCLSIM} measure import ${M}/02_h100-1node-8gpu-allreduce-xxrjun.txt
+      ${M}/43_a100-nv4-2gpu-p2p-sendrecv-ncclinfo-issue331.txt
+      -o cli_measure_two.json
+  OUT "cli_measure_two.json: 2 series")
+nsim_expect(cli.measure.show_tags 0
+  CMD ${NCCLSIM} measure show ${M}/21_excerpt_aws-p5-mpirun-tags.txt
+  OUT "ranks 16, hosts 2, -g -1, float sum, NCCL 2.22.3[^\n]*\n[^\n]*4 channels.*NCCL_BUFFSIZE=8388608.*\n +8 +85.70 +0.00 +0.00 +74.97")
+nsim_expect(cli.measure.show_vendor 0
+  CMD ${NCCLSIM} measure show --ranks 8
+      ${M}/12_azure-nd-a100-v4-1node-allreduce-vendor.txt
+  OUT "vendor-table all_reduce_perf[^\n]*\n[^\n]*allreduce, ranks 8.*\n +65536 +- +- +- +[0-9.]+ +1.54 +2.70")
+nsim_expect(cli.measure.show_perftest 0
+  CMD ${NCCLSIM} measure show ${M}/perftest_write_bw_handmade.txt
+      ${M}/perftest_write_lat_handmade.txt ${M}/P01_moc-roce400-h100host-perftest-cpu-sweep.txt
+      ${M}/P03_h100-cx7-400g-roce-ib_write_bw-qp-sweep-nccl2409.txt
+  OUT "perftest ib_write_bw\n[^\n]*2 QPs.*perftest ib_write_lat.*\n +8192 +2.20 .*ib_read_bw \\[ib_read_bw \\(MB/s\\)\\]")
+nsim_expect(cli.measure.truncated 1
+  CMD ${NCCLSIM} measure import
+      ${M}/30_h100pcie-nvlinkbridge-2gpu-allreduce-issue194.txt -o cli_measure_30.json
+  ERR "30_h100pcie-nvlinkbridge-2gpu-allreduce-issue194.txt:16: truncated table"
+  NO_FILE cli_measure_30.json)
+nsim_expect(cli.measure.partial 0
+  CMD ${NCCLSIM} measure import --partial
+      ${M}/30_h100pcie-nvlinkbridge-2gpu-allreduce-issue194.txt -o cli_measure_30p.json
+  ERR "warning: [^\n]*:16: row cut short")
+nsim_expect(cli.measure.reimport 0
+  CMD ${NCCLSIM} measure show cli_measure_two.json
+  OUT "nccl-tests all_reduce_perf.*nccl-tests \\?")
+set_tests_properties(cli.measure.reimport PROPERTIES DEPENDS
+                     cli.measure.import_nccl_tests)
+nsim_expect(cli.measure.no_output 2
+  CMD ${NCCLSIM} measure import ${M}/02_h100-1node-8gpu-allreduce-xxrjun.txt
+  ERR "import needs -o")
+file(STRINGS ${M}/bad/expected.txt lines REGEX "^[^#]")
+foreach(line ${lines})
+  string(REPLACE "|" ";" parts "${line}")
+  list(GET parts 0 f)
+  list(GET parts 1 msg)
+  get_filename_component(n ${f} NAME_WE)
+  string(REGEX REPLACE "([][.*+?()^$|\\\\])" "\\\\\\1" msg_re "${msg}")
+  nsim_expect(cli.measure_bad.${n} 1
+    CMD ${NCCLSIM} measure import ${M}/bad/${f} -o cli_measure_bad_${n}.json
+    ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
+    NO_FILE cli_measure_bad_${n}.json)
+endforeach()
