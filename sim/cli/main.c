@@ -109,6 +109,25 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --collective, --ranks, --hosts  what a file does not say\n"
      "ncclsim measure show FILE...   the series, as import reads them\n",
      nsim_cmd_measure},
+    {"compare", "SCENARIO MEASURED...",
+     "the scenario at measured sizes and knobs against the measurement",
+     "ncclsim compare SCENARIO MEASURED... [run's options] [--plot F.png]\n"
+     "        [--json F] [--in-place|--out-of-place] [--max-size SIZE]\n"
+     "  MEASURED: anything measure import reads (nccl-tests output, INFO\n"
+     "  logs, vendor tables, ncclsim-measurement files). Runs the scenario\n"
+     "  at each measured size with the measured data type, reduction, -g\n"
+     "  and NCCL_* settings (where the scenario or options do not fix the\n"
+     "  algorithm, protocol or channels); prints measured and simulated\n"
+     "  time and busbw, the error (simulated busbw / measured - 1), what\n"
+     "  ncclsim ran and what the log says NCCL ran; a summary (median\n"
+     "  |error| >= 1 MiB and < 1 MiB, bias = median signed error).\n"
+     "  A measurement of another collective, rank or host count is refused.\n"
+     "  --plot F.png   both busbw curves and the error (gnuplot)\n"
+     "  --json F       the rows and summaries (\"ncclsim-compare\")\n"
+     "  --in-place     compare the in-place column (default: out-of-place\n"
+     "                 where measured)\n"
+     "  --max-size S   leave out larger sizes\n",
+     nsim_cmd_compare},
     {"version", "", "print the version", "ncclsim version\n", cmd_version},
     {"help", "[COMMAND]", "general help, or help on one command",
      "ncclsim help [COMMAND]\n", cmd_help},

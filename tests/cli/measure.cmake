@@ -47,3 +47,26 @@ foreach(line ${lines})
     ERR "^ncclsim: [^\n]*${msg_re}[^\n]*\n$"
     NO_FILE cli_measure_bad_${n}.json)
 endforeach()
+
+# ncclsim compare: two A100 over NV4 against hwdata 43 (small sizes only,
+# to stay fast), refusals that name both values, JSON and plot files.
+set(NV4 ${M}/nv4-sendrecv.json)
+nsim_expect(cli.compare.nv4 0
+  CMD ${NCCLSIM} compare ${NV4} ${M}/43_a100-nv4-2gpu-p2p-sendrecv-ncclinfo-issue331.txt
+      --max-size 4M --json cli_compare_nv4.json --plot cli_compare_nv4.png
+  OUT "NCCL_BUFFSIZE=4194304 \\(measured\\).*\n +4194304 +oop +108.90 +[0-9.]+ +38.52 .*P2P/Simple/[0-9]+.*summary: median \\|error\\| >= 1 MiB [0-9.]+% \\(3 sizes\\), < 1 MiB [0-9.]+% \\(17 sizes\\), bias")
+nsim_expect(cli.compare.other_collective 1
+  CMD ${NCCLSIM} compare ${NV4} ${M}/02_h100-1node-8gpu-allreduce-xxrjun.txt
+      --json cli_compare_refused.json
+  ERR "02_h100-1node-8gpu-allreduce-xxrjun.txt:20: the measurement is allreduce, the scenario [^\n]*nv4-sendrecv.json runs sendrecv"
+  NO_FILE cli_compare_refused.json)
+nsim_expect(cli.compare.other_ranks 1
+  CMD ${NCCLSIM} compare ${NV4} --collective all_reduce_perf
+      ${M}/02_h100-1node-8gpu-allreduce-xxrjun.txt
+  ERR "the measurement has 8 ranks, the scenario [^\n]*nv4-sendrecv.json has 2")
+nsim_expect(cli.compare.perftest 1
+  CMD ${NCCLSIM} compare ${NV4} ${M}/perftest_write_bw_handmade.txt
+  ERR "ib_write_bw is a perftest measurement of one NIC pair")
+nsim_expect(cli.compare.no_measurement 2
+  CMD ${NCCLSIM} compare ${NV4}
+  ERR "expected one or more measurements")
