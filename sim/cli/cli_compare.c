@@ -27,29 +27,18 @@ static int is_flag(const char *a)
 {
     static const char *const flags[] = {"--quiet", "--timing", "--tuning",
                                         "--analytic", "--stats", "--debug",
-                                        NULL};
+                                        "--graph-dump", NULL};
     for (int i = 0; flags[i]; i++)
         if (strcmp(a, flags[i]) == 0)
             return 1;
     return strchr(a, '=') != NULL;
 }
 
-typedef struct cmp_args {
-    char **run_argv; /* cmd, scenario, run options */
-    int run_argc;
-    char **files;
-    size_t nfiles;
-    const char *plot, *json, *params_out;
-    const char *fit;
-    int column;
-    uint64_t max_size;
-} cmp_args;
-
 /* Splits argv: the first positional is the scenario, later positionals
  * are measurements; own options are taken out, run's passed on. own(a)
  * says how many values an own option takes (-1: not ours). */
 int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
-                            cmp_args *a, int (*own)(const char *))
+                            nsim_cli_measured *a, int (*own)(const char *))
 {
     a->run_argv = calloc((size_t)argc + 1, sizeof *a->run_argv);
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
@@ -68,7 +57,18 @@ int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
             else if (strcmp(x, "--json") == 0)
                 a->json = argv[i + 1];
             else if (strcmp(x, "-o") == 0 || strcmp(x, "--output") == 0)
-                a->params_out = argv[i + 1];
+                a->out = argv[i + 1];
+            else if (strcmp(x, "--sizes") == 0 || strcmp(x, "--max-iter") == 0) {
+                char *end;
+                long v = strtol(argv[i + 1], &end, 10);
+                if (*end != '\0' || v < 1 || v > 100000)
+                    return nsim_cli_usage(cmd, "%s %s: expected a whole "
+                                          "number >= 1", x, argv[i + 1]);
+                if (x[2] == 's')
+                    a->sizes = (int)v;
+                else
+                    a->max_iter = (int)v;
+            }
             else if (strcmp(x, "--fit") == 0)
                 a->fit = argv[i + 1];
             else if (strcmp(x, "--in-place") == 0)
@@ -324,7 +324,7 @@ static int write_plot(const char *path, const char *scen, char **titles,
 
 int nsim_cmd_compare(int argc, char **argv)
 {
-    cmp_args a = {0};
+    nsim_cli_measured a = {0};
     a.column = -1;
     nsim_err err = {0};
     int rc = nsim_cli_split_measured("compare", argc, argv, &a, own_opt);

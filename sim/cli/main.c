@@ -50,6 +50,8 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --nchannels N          force N channels (NCCL_MIN/MAX_NCHANNELS)\n"
      "  --qps N                QPs per connection (NCCL_IB_QPS_PER_CONNECTION)\n"
      "  --seed N               random seed\n"
+     "  --params FILE          model constants over the scenario's (a\n"
+     "                         params file, e.g. ncclsim calibrate -o)\n"
      "  --json FILE            also write the results as JSON\n"
      "  --csv FILE             the rows as CSV\n"
      "  --plot FILE.png        busbw against size with gnuplot (writes\n"
@@ -128,6 +130,25 @@ const nsim_cmd nsim_cli_commands[] = {
      "                 where measured)\n"
      "  --max-size S   leave out larger sizes\n",
      nsim_cmd_compare},
+    {"calibrate", "SCENARIO MEASURED... -o P",
+     "fit model constants to measurements (GSL nonlinear least squares)",
+     "ncclsim calibrate SCENARIO MEASURED... -o PARAMS.json [--fit p1,p2]\n"
+     "        [--sizes N] [--max-size S] [--max-iter N] [run's options]\n"
+     "  fits, in log-time space over the simulator itself (trust region,\n"
+     "  finite-difference Jacobian from re-runs, cached), the constants of\n"
+     "  models/params.c that the measurements pin: step and launch\n"
+     "  latencies, proxy and HCA costs, per-block copy rate, NVLS, NVLink,\n"
+     "  PCIe and HCA read efficiency, CTS cost. Prints each fitted value\n"
+     "  with its 95% interval and the value it replaces, the error before\n"
+     "  and after; names what the data leave unidentified and which\n"
+     "  measurement would pin it (an error for constants named in --fit).\n"
+     "  -o FILE       the params file (run --params FILE, scenario params)\n"
+     "  --fit LIST    only these constants\n"
+     "  --sizes N     sizes per measurement (default 6, log-spread)\n"
+     "  --max-size S  leave out larger sizes (default 1 GiB)\n"
+     "  --max-iter N  trust-region iterations (default 40)\n"
+     "  --timing      the wall time on stderr\n",
+     nsim_cmd_calibrate},
     {"version", "", "print the version", "ncclsim version\n", cmd_version},
     {"help", "[COMMAND]", "general help, or help on one command",
      "ncclsim help [COMMAND]\n", cmd_help},

@@ -70,3 +70,39 @@ nsim_expect(cli.compare.perftest 1
 nsim_expect(cli.compare.no_measurement 2
   CMD ${NCCLSIM} compare ${NV4}
   ERR "expected one or more measurements")
+
+# ncclsim calibrate: hwdata 43 up to 4 MiB pins the launch latency and the
+# A100 per-block copy rate; the params file feeds run --params and params;
+# constants the data do not move are refused by name; no convergence is an
+# error; nothing is written on error.
+set(CAL43 ${NCCLSIM} calibrate ${NV4}
+    ${M}/43_a100-nv4-2gpu-p2p-sendrecv-ncclinfo-issue331.txt --max-size 4M)
+nsim_expect(cli.calibrate.nv4 0
+  CMD ${CAL43} -o cli_calibrate_nv4.json
+  OUT "kernel_launch_ps +[0-9.]+ ns +\\[[0-9.]+ ns, [0-9.]+ ns\\] +5000.000 ns \\(hw 5.*error on the fitted sizes: median \\|busbw error\\| [0-9.]+% -> [0-9.]+%.*not fitted: proxy_action_ps: the measurements do not move with it")
+nsim_expect(cli.calibrate.params_show 0
+  CMD ${NCCLSIM} params cli_calibrate_nv4.json
+  OUT "\"kernel_launch_ps\":[^}]*calibrated by ncclsim calibrate on [^}]*43_a100")
+set_tests_properties(cli.calibrate.params_show PROPERTIES DEPENDS cli.calibrate.nv4)
+nsim_expect(cli.calibrate.run_params 0
+  CMD ${NCCLSIM} run ${NV4} -b 8 -e 8 --params cli_calibrate_nv4.json
+  OUT "\n +8 +2 +float +sum +-1 +(9|10)\\.[0-9][0-9] ")
+nsim_expect(cli.calibrate.run_default 0
+  CMD ${NCCLSIM} run ${NV4} -b 8 -e 8
+  OUT "\n +8 +2 +float +sum +-1 +5\\.35 ")
+set_tests_properties(cli.calibrate.run_params PROPERTIES DEPENDS cli.calibrate.nv4)
+nsim_expect(cli.calibrate.refused 1
+  CMD ${CAL43} --fit kernel_launch_ps,proxy_action_ps -o cli_calibrate_refused.json
+  ERR "refused: proxy_action_ps: the measurements do not move with it[^\n]*multi-host sizes"
+  NO_FILE cli_calibrate_refused.json)
+nsim_expect(cli.calibrate.no_convergence 1
+  CMD ${CAL43} --max-iter 1 -o cli_calibrate_stuck.json
+  ERR "did not converge after 1 iterations"
+  NO_FILE cli_calibrate_stuck.json)
+nsim_expect(cli.calibrate.unknown_fit 1
+  CMD ${CAL43} --fit warp_speed -o cli_calibrate_unknown.json
+  ERR "--fit warp_speed: not a constant calibrate fits"
+  NO_FILE cli_calibrate_unknown.json)
+nsim_expect(cli.calibrate.no_output 2
+  CMD ${CAL43}
+  ERR "needs -o PARAMS.json")
