@@ -314,12 +314,18 @@ static int write_plot(const char *path, const char *scen, char **titles,
         return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
     rc = nsim_write_file_atomic(gp, b.p, b.n, err);
     free(b.p);
-    if (rc != NSIM_OK)
-        return rc;
+    return rc;
+}
+
+/* After the outputs are committed: PATH from PATH.gp. */
+static void render_plot(const char *path)
+{
+    char gp[4096];
+    snprintf(gp, sizeof gp, "%s.gp", path);
     if (run_gnuplot(gp) != 0)
         fprintf(stderr, "ncclsim: note: gnuplot did not render %s (install "
-                "gnuplot-nox); %s and %s are written\n", path, gp, dat);
-    return NSIM_OK;
+                "gnuplot-nox); %s and %s.dat are written\n", path, gp,
+                path);
 }
 
 int nsim_cmd_compare(int argc, char **argv)
@@ -370,6 +376,7 @@ int nsim_cmd_compare(int argc, char **argv)
         nsim_scenario_destroy(s);
         rc = r;
     }
+    nsim_out_begin(); /* all of the outputs or none */
     if (rc == 0 && a.json != NULL) {
         cJSON_AddStringToObject(root, "format", "ncclsim-compare");
         cJSON_AddNumberToObject(root, "version", 1);
@@ -385,6 +392,12 @@ int nsim_cmd_compare(int argc, char **argv)
         write_plot(a.plot, scen_name, titles, rows, nrows, nser, &err) !=
             NSIM_OK)
         rc = -1;
+    if (rc == 0 && nsim_out_commit(&err) != NSIM_OK)
+        rc = -1;
+    if (rc != 0)
+        nsim_out_abort();
+    if (rc == 0 && a.plot != NULL)
+        render_plot(a.plot);
     for (size_t k = 0; k < nser; k++) {
         free(rows ? rows[k] : NULL);
         free(titles ? titles[k] : NULL);
