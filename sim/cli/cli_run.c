@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
 #include "output/report.h"
 #include "output/export.h"
@@ -30,7 +32,7 @@ extern char **environ;
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
        OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH, OPT_CSV, OPT_PLOT,
-       OPT_TRACE, OPT_GDUMP };
+       OPT_TRACE, OPT_GDUMP, OPT_PARAMS };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -74,6 +76,7 @@ static const struct option run_long[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"compare-graph", required_argument, NULL, OPT_CMPGRAPH},
     {"graph-dump", no_argument, NULL, OPT_GDUMP},
+    {"params", required_argument, NULL, OPT_PARAMS},
     {NULL, 0, NULL, 0},
 };
 
@@ -209,6 +212,8 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case OPT_STATS: ro->stats = 1; return 0;
     case OPT_DEBUG: ro->debug = 1; return 0;
     case OPT_GRAPH: ro->graph = arg; return 0;
+    case OPT_PARAMS: /* over the scenario's own (ncclsim calibrate -o) */
+        return nsim_params_load(&s->params, arg, err) == NSIM_OK ? 0 : -1;
     case OPT_CSV: ro->csv_out = arg; return 0;
     case OPT_PLOT: ro->plot_out = arg; return 0;
     case OPT_TRACE: ro->trace_out = arg; return 0;
@@ -711,6 +716,39 @@ int nsim_cmd_params(int argc, char **argv)
         return nsim_cli_fail(&err);
     if (nsim_params_to_json(&p, &text, &err) != NSIM_OK)
         return nsim_cli_fail(&err);
+    if (argc == 2) { /* the file's values: its sources, or its name */
+        cJSON *out = cJSON_Parse(text), *in = NULL;
+        if (out == NULL || nsim_json_load(argv[1], &in, &err) != NSIM_OK) {
+            cJSON_Delete(out);
+            free(text);
+            return nsim_cli_fail(&err);
+        }
+        const cJSON *fp = cJSON_GetObjectItemCaseSensitive(in, "params");
+        if (fp == NULL)
+            fp = in;
+        cJSON *op = cJSON_GetObjectItemCaseSensitive(out, "params");
+        const cJSON *it;
+        cJSON_ArrayForEach(it, fp)
+        {
+            cJSON *e = cJSON_GetObjectItemCaseSensitive(op, it->string);
+            const cJSON *src = cJSON_GetObjectItemCaseSensitive(it, "source");
+            char buf[1200];
+            snprintf(buf, sizeof buf, "set by %s", argv[1]);
+            if (e != NULL)
+                cJSON_ReplaceItemInObjectCaseSensitive(
+                    e, "source", cJSON_CreateString(cJSON_IsString(src)
+                                                        ? src->valuestring
+                                                        : buf));
+        }
+        free(text);
+        text = cJSON_Print(out);
+        cJSON_Delete(out);
+        cJSON_Delete(in);
+        if (text == NULL) {
+            fprintf(stderr, "ncclsim: out of memory\n");
+            return NSIM_EXIT_ERR;
+        }
+    }
     printf("%s\n", text);
     free(text);
     return NSIM_EXIT_OK;
