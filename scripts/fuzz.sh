@@ -8,7 +8,7 @@ set -e
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 [ $# -gt 0 ] && shift
-names=${*:-"xml graph log topo scenario params"}
+names=${*:-"xml graph log topo scenario params nccltests perftest measure"}
 command -v clang >/dev/null 2>&1 || { echo "fuzz: clang not found"; exit 1; }
 CC=clang cmake -S . -B build-fuzz -DNSIM_FUZZ=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

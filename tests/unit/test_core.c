@@ -81,8 +81,8 @@ static void test_format_bw_round_trip(void)
 {
     char buf[64];
     const char *why = NULL;
-    static const double bws[] = {25e9, 20.6e9, 1.969e9, 50e9 / 3, 0.1,
-                                 12345.678, 400e9 / 8};
+    static const double bws[] = {25e9, 20.6e9, 1.969e9, 50e9 / 3, 125000.25,
+                                 123456789.123, 400e9 / 8};
     for (size_t i = 0; i < sizeof bws / sizeof bws[0]; i++) {
         double v = 0;
         nsim_units_format_bw(bws[i], buf, sizeof buf);
