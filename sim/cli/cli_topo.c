@@ -386,10 +386,10 @@ static int act_check_show(int show, const topo_opts *o, const char *file)
     int rc = NSIM_OK;
     if (show && o->host_given && (o->host < 0 ||
                                   (uint32_t)o->host >= nsim_topo_nhosts(t))) {
+        uint32_t nh = nsim_topo_nhosts(t);
         nsim_topo_destroy(t);
         return nsim_cli_usage("topo", "--host %d: the topology has hosts "
-                                      "0..%u", o->host,
-                              nsim_topo_nhosts(t) - 1);
+                                      "0..%u", o->host, nh - 1);
     }
     if (show) {
         /* bounded: everything only when small or --all; else one host */
