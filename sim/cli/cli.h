@@ -67,5 +67,6 @@ int nsim_cmd_run(int argc, char **argv);
 int nsim_cmd_plan(int argc, char **argv);
 int nsim_cmd_params(int argc, char **argv);
 int nsim_cmd_sweep(int argc, char **argv);
+int nsim_cmd_plot(int argc, char **argv);
 
 #endif
