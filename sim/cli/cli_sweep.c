@@ -25,6 +25,7 @@
 #endif
 
 #include "cli.h"
+#include "sim/core/fileio.h"
 #include "sim/core/jread.h"
 #include "sim/exec/run.h"
 #include "sim/exec/scenario.h"
@@ -596,6 +597,7 @@ static int resume(sweep_cli *c, nsim_err *err)
     if (access(c->outputs[0], F_OK) != 0)
         return NSIM_OK; /* nothing yet: a fresh sweep */
     NSIM_TRY(nsim_sweep_read(c->sw, c->outputs[0], &r, &n, err));
+    nsim_inputs_forget(c->outputs[0]); /* read back to be rewritten */
     nsim_sweep_sort_rows(r, n);
     int rc = NSIM_OK;
     for (size_t i = 0, j; i < n && rc == NSIM_OK; i = j) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sim/core/fileio.h"
 
 #ifndef NSIM_VERSION
 #define NSIM_VERSION "0.1.0"
@@ -197,8 +198,20 @@ int nsim_cli_usage(const char *cmd, const char *fmt, ...)
     return NSIM_EXIT_USAGE;
 }
 
+int nsim_cli_outputs_done(int ex)
+{
+    nsim_err err = {0};
+    if (ex != NSIM_EXIT_OK) {
+        nsim_out_abort();
+        return ex;
+    }
+    return nsim_out_commit(&err) == NSIM_OK ? NSIM_EXIT_OK
+                                            : nsim_cli_fail(&err);
+}
+
 int main(int argc, char **argv)
 {
+    nsim_out_install_signals(); /* no temporary file outlives a ^C */
     if (argc < 2) {
         print_usage(stderr);
         return NSIM_EXIT_USAGE;
