@@ -52,6 +52,7 @@ typedef struct nsim_cli_run_opts {
     const char *graph, *compare_graph;
     const char *csv_out, *plot_out, *trace_out;
     uint64_t size; /* plan: the size to plan */
+    size_t trace_cap; /* --trace-cap: events kept (0: the default) */
 } nsim_cli_run_opts;
 
 /* Loads the scenario named in argv and applies run's options to it (-b
