@@ -143,6 +143,22 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --quiet            no progress bar (shown only when stderr is a tty)\n"
      "In a sweep -o is the output; the reduction is --op or --set op=...\n",
      nsim_cmd_sweep},
+    {"plot", "RESULTS... --kind K -o F",
+     "gnuplot pictures of sweeps and comparisons (PNG or SVG)",
+     "ncclsim plot RESULTS... --kind curves|heatmap|compare -o OUT.png|OUT.svg\n"
+     "  --kind curves      busbw against size, one curve per configuration of\n"
+     "                     a sweep (several files are overlaid)\n"
+     "  --kind heatmap     --x KNOB --y KNOB [--size SIZE]: one cell per pair\n"
+     "                     at SIZE (default: the largest size)\n"
+     "  --kind compare     simulated vs measured busbw and the error (%), from\n"
+     "                     ncclsim compare --json\n"
+     "  --where KNOB=V     keep the rows with that knob value (repeatable)\n"
+     "  --metric M         busbw (default), algbw or time\n"
+     "  --title T, --width PX, --height PX\n"
+     "  --script FILE      write the gnuplot script instead of rendering (-: stdout)\n"
+     "RESULTS: the CSV or JSON of ncclsim sweep. The picture is written\n"
+     "atomically (rendered to a temporary name, then renamed).\n",
+     nsim_cmd_plot},
     {"params", "[FILE]", "print every model constant with its source",
      "ncclsim params [FILE]\n  prints the parameter table (with FILE's "
      "overrides applied) as JSON\n",

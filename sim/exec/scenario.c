@@ -405,13 +405,6 @@ int nsim_scenario_apply_shell_env(nsim_scenario *s, char *const *envp,
     return NSIM_OK;
 }
 
-int nsim_scenario_set_env(nsim_scenario *s, const char *key,
-                          const char *value, const char *what, nsim_err *err)
-{
-    nsim_jctx c = {what, err};
-    return apply_env_var(s, &c, key, value);
-}
-
 static int read_env(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
 {
     const cJSON *env = cJSON_GetObjectItemCaseSensitive(root, "env");

@@ -136,12 +136,6 @@ NSIM_NODISCARD int nsim_scenario_set_dtype(nsim_scenario *s, const char *dt,
 NSIM_NODISCARD int nsim_scenario_set_op(nsim_scenario *s, const char *op,
                                         const char *what, nsim_err *err);
 
-/* Applies one NCCL_* variable as the scenario's "env" does (errors name
- * what: a file, a measurement); NSIM_ECONFIG for one not modelled. Call
- * nsim_scenario_resolve_channels after channel variables. */
-NSIM_NODISCARD int nsim_scenario_set_env(nsim_scenario *s, const char *key,
-                                         const char *value, const char *what,
-                                         nsim_err *err);
 /* Sets one knob of a loaded scenario by name, through the same readers
  * and checks as the file: a scenario field (nchannels, qps_per_connection,
  * buffsize, protocol, algorithm, channel_mode, collective, datatype, op,
