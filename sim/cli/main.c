@@ -73,6 +73,8 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --nchannels N          force N channels (NCCL_MIN/MAX_NCHANNELS)\n"
      "  --qps N                QPs per connection (NCCL_IB_QPS_PER_CONNECTION)\n"
      "  --seed N               random seed\n"
+     "  --params FILE          model constants over the scenario's (a\n"
+     "                         params file, e.g. ncclsim calibrate -o)\n"
      "  --graph GRAPH.xml      replay NCCL's dumped rings and NICs\n"
      "                         (NCCL_GRAPH_DUMP_FILE) instead of planning\n"
      "how:\n"
@@ -141,12 +143,79 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --quiet            no progress bar (shown only when stderr is a tty)\n"
      "In a sweep -o is the output; the reduction is --op or --set op=...\n",
      nsim_cmd_sweep},
+    {"plot", "RESULTS... --kind K -o F",
+     "gnuplot pictures of sweeps and comparisons (PNG or SVG)",
+     "ncclsim plot RESULTS... --kind curves|heatmap|compare -o OUT.png|OUT.svg\n"
+     "  --kind curves      busbw against size, one curve per configuration of\n"
+     "                     a sweep (several files are overlaid)\n"
+     "  --kind heatmap     --x KNOB --y KNOB [--size SIZE]: one cell per pair\n"
+     "                     at SIZE (default: the largest size)\n"
+     "  --kind compare     simulated vs measured busbw and the error (%), from\n"
+     "                     ncclsim compare --json\n"
+     "  --where KNOB=V     keep the rows with that knob value (repeatable)\n"
+     "  --metric M         busbw (default), algbw or time\n"
+     "  --title T, --width PX, --height PX\n"
+     "  --script FILE      write the gnuplot script instead of rendering (-: stdout)\n"
+     "RESULTS: the CSV or JSON of ncclsim sweep. The picture is written\n"
+     "atomically (rendered to a temporary name, then renamed).\n",
+     nsim_cmd_plot},
     {"params", "[FILE]", "print every model constant with its source",
      "ncclsim params [FILE]\n  prints the parameter table (with FILE's "
      "overrides applied) as JSON\n",
      nsim_cmd_params},
     {"log", "FILE", "what an NCCL_DEBUG=INFO log or nccl-tests output holds",
      "ncclsim log FILE   rings, trees, transports, NICs and the nccl-tests table\n", nsim_cmd_log},
+    {"measure", "import|show FILE...",
+     "hardware measurements into the ncclsim-measurement schema",
+     "ncclsim measure import FILE... -o M.json [--partial]\n"
+     "        [--collective C] [--ranks N] [--hosts N]\n"
+     "  reads nccl-tests output (launcher tags, -g, one or both columns),\n"
+     "  NCCL_DEBUG=INFO logs (joined to the tables of the other files),\n"
+     "  vendor markdown busbw tables, perftest output or its markdown\n"
+     "  summaries, and ncclsim-measurement files; writes one file\n"
+     "  (README \"Measurements\")\n"
+     "  --partial       drop rows cut short instead of failing\n"
+     "  --collective, --ranks, --hosts  what a file does not say\n"
+     "ncclsim measure show FILE...   the series, as import reads them\n",
+     nsim_cmd_measure},
+    {"compare", "SCENARIO MEASURED...",
+     "the scenario at measured sizes and knobs against the measurement",
+     "ncclsim compare SCENARIO MEASURED... [run's options] [--plot F.png]\n"
+     "        [--json F] [--in-place|--out-of-place] [--max-size SIZE]\n"
+     "  MEASURED: anything measure import reads (nccl-tests output, INFO\n"
+     "  logs, vendor tables, ncclsim-measurement files). Runs the scenario\n"
+     "  at each measured size with the measured data type, reduction, -g\n"
+     "  and NCCL_* settings (where the scenario or options do not fix the\n"
+     "  algorithm, protocol or channels); prints measured and simulated\n"
+     "  time and busbw, the error (simulated busbw / measured - 1), what\n"
+     "  ncclsim ran and what the log says NCCL ran; a summary (median\n"
+     "  |error| >= 1 MiB and < 1 MiB, bias = median signed error).\n"
+     "  A measurement of another collective, rank or host count is refused.\n"
+     "  --plot F.png   both busbw curves and the error (gnuplot)\n"
+     "  --json F       the rows and summaries (\"ncclsim-compare\")\n"
+     "  --in-place     compare the in-place column (default: out-of-place\n"
+     "                 where measured)\n"
+     "  --max-size S   leave out larger sizes\n",
+     nsim_cmd_compare},
+    {"calibrate", "SCENARIO MEASURED... -o P",
+     "fit model constants to measurements (GSL nonlinear least squares)",
+     "ncclsim calibrate SCENARIO MEASURED... -o PARAMS.json [--fit p1,p2]\n"
+     "        [--sizes N] [--max-size S] [--max-iter N] [run's options]\n"
+     "  fits, in log-time space over the simulator itself (trust region,\n"
+     "  finite-difference Jacobian from re-runs, cached), the constants of\n"
+     "  models/params.c that the measurements pin: step and launch\n"
+     "  latencies, proxy and HCA costs, per-block copy rate, NVLS, NVLink,\n"
+     "  PCIe and HCA read efficiency, CTS cost. Prints each fitted value\n"
+     "  with its 95% interval and the value it replaces, the error before\n"
+     "  and after; names what the data leave unidentified and which\n"
+     "  measurement would pin it (an error for constants named in --fit).\n"
+     "  -o FILE       the params file (run --params FILE, scenario params)\n"
+     "  --fit LIST    only these constants\n"
+     "  --sizes N     sizes per measurement (default 6, log-spread)\n"
+     "  --max-size S  leave out larger sizes (default 1 GiB)\n"
+     "  --max-iter N  trust-region iterations (default 40)\n"
+     "  --timing      the wall time on stderr\n",
+     nsim_cmd_calibrate},
     {"version", "", "print the version", "ncclsim version\n", cmd_version},
     {"help", "[COMMAND]", "general help, or help on one command",
      "ncclsim help [COMMAND]\n", cmd_help},
