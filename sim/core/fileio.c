@@ -203,10 +203,18 @@ void nsim_out_install_signals(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, SIGINT);
-    sigaddset(&sa.sa_mask, SIGTERM);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* SIGHUP: the terminal went away; SIGPIPE: stdout closed (| head)
+     * while the outputs are committed */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (int i = 0; i < 4; i++)
+        sigaddset(&sa.sa_mask, sigs[i]);
+    for (int i = 0; i < 4; i++) {
+        struct sigaction old;
+        /* a signal the caller ignores (nohup, SIG_IGN) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
     atexit(remove_all_temps);
 }
 
