@@ -71,6 +71,10 @@ int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
             }
             else if (strcmp(x, "--fit") == 0)
                 a->fit = argv[i + 1];
+            else if (strcmp(x, "--try") == 0) {
+                a->fit = argv[i + 1];
+                a->try_only = 1;
+            }
             else if (strcmp(x, "--in-place") == 0)
                 a->column = 1;
             else if (strcmp(x, "--out-of-place") == 0)
