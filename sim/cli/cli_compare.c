@@ -156,9 +156,8 @@ static void print_rows(const nsim_measure_series *m, const char *notes,
         snprintf(ran, sizeof ran, "%s/%s/%u", r[i].algo, r[i].proto,
                  r[i].nchannels);
         if (r[i].nccl_algo[0])
-            snprintf(nccl, sizeof nccl, "%s/%s%s", r[i].nccl_algo,
-                     r[i].nccl_proto,
-                     m->log_channels > 0 ? "" : "");
+            snprintf(nccl, sizeof nccl, "%s/%s", r[i].nccl_algo,
+                     r[i].nccl_proto);
         printf("%14llu %4s %11.2f %11.2f %9.2f %9.2f %+7.1f%%  %-22s %s\n",
                (unsigned long long)r[i].size, r[i].col ? "ip" : "oop",
                r[i].meas_us, r[i].sim_us, r[i].meas_busbw, r[i].sim_busbw,
