@@ -52,6 +52,9 @@ typedef struct nsim_cli_run_opts {
     const char *graph, *compare_graph;
     const char *csv_out, *plot_out, *trace_out;
     uint64_t size; /* plan: the size to plan */
+    uint32_t cudagraph; /* nccl-tests -G: ops launched from a CUDA graph */
+    int cputime;        /* nccl-tests -C 1: report the host's CPU time */
+    size_t trace_cap; /* --trace-cap: events kept (0: the default) */
 } nsim_cli_run_opts;
 
 /* Loads the scenario named in argv and applies run's options to it (-b
@@ -92,5 +95,6 @@ int nsim_cmd_measure(int argc, char **argv);
 int nsim_cmd_compare(int argc, char **argv);
 int nsim_cmd_calibrate(int argc, char **argv);
 int nsim_cmd_sweep(int argc, char **argv);
+int nsim_cmd_plot(int argc, char **argv);
 
 #endif
