@@ -81,6 +81,7 @@ typedef struct nsim_cli_measured {
     int column; /* -1 auto, 0 out-of-place, 1 in-place */
     uint64_t max_size;
     int sizes, max_iter;
+    int try_only; /* --try LIST rather than --fit LIST */
 } nsim_cli_measured;
 int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
                             nsim_cli_measured *a, int (*own)(const char *));

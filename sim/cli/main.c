@@ -169,13 +169,16 @@ const nsim_cmd nsim_cli_commands[] = {
      "hardware measurements into the ncclsim-measurement schema",
      "ncclsim measure import FILE... -o M.json [--partial]\n"
      "        [--collective C] [--ranks N] [--hosts N]\n"
+     "        [--gpus-per-thread N] [--env NCCL_X=V ...]\n"
      "  reads nccl-tests output (launcher tags, -g, one or both columns),\n"
      "  NCCL_DEBUG=INFO logs (joined to the tables of the other files),\n"
      "  vendor markdown busbw tables, perftest output or its markdown\n"
      "  summaries, and ncclsim-measurement files; writes one file\n"
      "  (README \"Measurements\")\n"
      "  --partial       drop rows cut short instead of failing\n"
-     "  --collective, --ranks, --hosts  what a file does not say\n"
+     "  --collective, --ranks, --hosts, --gpus-per-thread (-g), --env\n"
+     "                  what a file does not say (a differing value is\n"
+     "                  an error)\n"
      "ncclsim measure show FILE...   the series, as import reads them\n",
      nsim_cmd_measure},
     {"compare", "SCENARIO MEASURED...",
@@ -209,8 +212,13 @@ const nsim_cmd nsim_cli_commands[] = {
      "  with its 95% interval and the value it replaces, the error before\n"
      "  and after; names what the data leave unidentified and which\n"
      "  measurement would pin it (an error for constants named in --fit).\n"
+     "  The scenario describes the machine and its knobs: each measurement\n"
+     "  that names its collective is run with it (fit on AllReduce,\n"
+     "  predict AllGather).\n"
      "  -o FILE       the params file (run --params FILE, scenario params)\n"
      "  --fit LIST    only these constants\n"
+     "  --try LIST    only these candidates; those the data leave\n"
+     "                unidentified are noted, not refused\n"
      "  --sizes N     sizes per measurement (default 6, log-spread)\n"
      "  --max-size S  leave out larger sizes (default 1 GiB)\n"
      "  --max-iter N  trust-region iterations (default 40)\n"
