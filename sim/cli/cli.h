@@ -74,5 +74,6 @@ int nsim_cmd_plan(int argc, char **argv);
 int nsim_cmd_params(int argc, char **argv);
 int nsim_cmd_sweep(int argc, char **argv);
 int nsim_cmd_plot(int argc, char **argv);
+int nsim_cmd_explain(int argc, char **argv);
 
 #endif
