@@ -112,6 +112,8 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --resume           skip the points already in the (first) output\n"
      "  --mpi              under mpirun: points split over the ranks, rank 0\n"
      "                     gathers and writes (built when MPI is found)\n"
+     "  --keep-going, -k   a point that fails is reported and the sweep goes\n"
+     "                     on (the sizes it ran are kept; exit status 1)\n"
      "  --quiet            no progress bar (shown only when stderr is a tty)\n"
      "In a sweep -o is the output; the reduction is --op or --set op=...\n",
      nsim_cmd_sweep},
