@@ -71,9 +71,11 @@ static int is_noted_flag(const char *a, int *takes_value)
 {
     static const char *const longs[] = {"--nthreads", "--iters",
                                         "--warmup_iters", "--agg_iters",
-                                        "--check", "--blocking", NULL};
+                                        "--check", "--blocking", "--average",
+                                        "--run_cycles", "--parallel_init",
+                                        "--local_register", NULL};
     *takes_value = 0;
-    if (a[0] == '-' && a[1] != '-' && a[1] != '\0' && strchr("tnwmcz", a[1])) {
+    if (a[0] == '-' && a[1] != '-' && a[1] != '\0' && strchr("tnwmczaNpR", a[1])) {
         *takes_value = a[2] == '\0';
         return 1;
     }

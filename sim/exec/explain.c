@@ -236,7 +236,7 @@ static void bound(nsim_explanation *x)
 int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
                  nsim_err *err)
 {
-    nsim_run_opts o = {0, 1, 0, 0};
+    nsim_run_opts o = {.keep = 1};
     nsim_run_row row;
     nsim_plan *p = NULL;
     nsim_exec_result r = {0};
