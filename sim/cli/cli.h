@@ -54,6 +54,7 @@ typedef struct nsim_cli_run_opts {
     uint64_t size; /* plan: the size to plan */
     uint32_t cudagraph; /* nccl-tests -G: ops launched from a CUDA graph */
     int cputime;        /* nccl-tests -C 1: report the host's CPU time */
+    size_t trace_cap; /* --trace-cap: events kept (0: the default) */
 } nsim_cli_run_opts;
 
 /* Loads the scenario named in argv and applies run's options to it (-b
@@ -80,6 +81,7 @@ typedef struct nsim_cli_measured {
     int column; /* -1 auto, 0 out-of-place, 1 in-place */
     uint64_t max_size;
     int sizes, max_iter;
+    int try_only; /* --try LIST rather than --fit LIST */
 } nsim_cli_measured;
 int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
                             nsim_cli_measured *a, int (*own)(const char *));
@@ -93,5 +95,7 @@ int nsim_cmd_measure(int argc, char **argv);
 int nsim_cmd_compare(int argc, char **argv);
 int nsim_cmd_calibrate(int argc, char **argv);
 int nsim_cmd_sweep(int argc, char **argv);
+int nsim_cmd_plot(int argc, char **argv);
+int nsim_cmd_explain(int argc, char **argv);
 
 #endif

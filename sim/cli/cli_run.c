@@ -16,6 +16,7 @@
 #include "output/report.h"
 #include "output/export.h"
 #include "output/stats.h"
+#include "output/trace.h"
 #include "sim/core/fileio.h"
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
@@ -32,7 +33,7 @@ extern char **environ;
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
        OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH, OPT_CSV, OPT_PLOT,
-       OPT_TRACE, OPT_GDUMP, OPT_PARAMS };
+       OPT_TRACE, OPT_GDUMP, OPT_PARAMS, OPT_TRACE_CAP };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -74,6 +75,7 @@ static const struct option run_long[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"trace-cap", required_argument, NULL, OPT_TRACE_CAP},
     {"compare-graph", required_argument, NULL, OPT_CMPGRAPH},
     {"graph-dump", no_argument, NULL, OPT_GDUMP},
     {"params", required_argument, NULL, OPT_PARAMS},
@@ -175,13 +177,15 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
         }
         return nsim_scenario_set_op(s, arg, "-o", err) ? -1 : 0;
     case 'd': return nsim_scenario_set_dtype(s, arg, "-d", err) ? -1 : 0;
-    case 'r':
-        v32 = (uint32_t)strtoul(arg, &end, 10);
-        if (end == arg || *end != '\0' || arg[0] == '-')
+    case 'r': {
+        unsigned long long r = strtoull(arg, &end, 10);
+        /* no wrap-around: the run checks it against the ranks */
+        if (end == arg || *end != '\0' || arg[0] == '-' || r > (1u << 20))
             return nsim_cli_usage(cmd, "-r: expected a root rank, got '%s'",
                                   arg);
-        s->root = v32;
+        s->root = (uint32_t)r;
         return 0;
+    }
     case OPT_COLL:
         if (nsim_coll_parse(arg, &s->coll) != NSIM_OK)
             return nsim_cli_usage(cmd, "--collective: expected allreduce, "
@@ -217,6 +221,12 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case OPT_CSV: ro->csv_out = arg; return 0;
     case OPT_PLOT: ro->plot_out = arg; return 0;
     case OPT_TRACE: ro->trace_out = arg; return 0;
+    case OPT_TRACE_CAP: {
+        uint32_t k = 0;
+        int rc = parse_count(cmd, "--trace-cap", arg, 100000000, &k);
+        ro->trace_cap = k;
+        return rc;
+    }
     case OPT_CMPGRAPH:
         if (strcmp(cmd, "plan") != 0)
             return nsim_cli_usage(cmd, "--compare-graph is an option of "
@@ -347,14 +357,15 @@ static void debug_plan(nsim_scenario *s)
 /* --csv, --plot, --trace (the largest size's thread blocks). */
 static int write_exports(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                          const nsim_run_row *rows, size_t n,
-                         const nsim_plan *kp, const nsim_exec_result *kr,
-                         nsim_err *err)
+                         const nsim_topo *t, const nsim_plan *kp,
+                         const nsim_exec_result *kr, nsim_err *err)
 {
     int rendered = 0;
     if (ro->csv_out != NULL)
         NSIM_TRY(nsim_export_csv(ro->csv_out, m, rows, n, err));
     if (ro->trace_out != NULL && kp != NULL)
-        NSIM_TRY(nsim_export_trace(ro->trace_out, kp, kr, err));
+        NSIM_TRY(nsim_trace_write(ro->trace_out, t, kp, kr, ro->trace_cap,
+                                  err));
     if (ro->plot_out != NULL) {
         NSIM_TRY(nsim_export_plot(ro->plot_out, m, rows, n, &rendered, err));
         if (!rendered)
@@ -376,7 +387,7 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     nsim_plan *kp = NULL;
     nsim_exec_result kr = {0};
     nsim_run_opts o = {ro->analytic, detail, ro->trace_out != NULL,
-                       ro->cudagraph > 0, ro->cputime};
+                       ro->cudagraph > 0, ro->cputime, ro->trace_cap};
     m.analytic = ro->analytic;
     m.time_note = ro->cputime ? "time: the host thread's CPU time per op "
                                 "(nccl-tests -C 1): its kernel launches, "
@@ -417,7 +428,7 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     else
         cJSON_Delete(extra);
     if (rc == NSIM_OK)
-        rc = write_exports(ro, &m, rows, n, kp, &kr, err);
+        rc = write_exports(ro, &m, rows, n, s->topo, kp, &kr, err);
     if (kp != NULL)
         nsim_exec_result_free(&kr);
     nsim_plan_destroy(kp);

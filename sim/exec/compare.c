@@ -91,7 +91,9 @@ int nsim_compare_apply_knobs(nsim_scenario *s, const nsim_measure_series *m,
         nsim_err e = {0};
         if (nsim_scenario_set_env(s, k, v, src, &e) != NSIM_OK) {
             note(notes, len, "%s=%s: not applied (%s)", k, v,
-                 strstr(e.msg, "not a variable") ? "not modelled" : e.msg);
+                 e.msg[0] == '\0' || strstr(e.msg, "not a variable")
+                     ? "not modelled"
+                     : e.msg);
             continue;
         }
         note(notes, len, "%s=%s (measured)", k, v);

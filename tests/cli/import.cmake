@@ -53,7 +53,7 @@ nsim_expect(cli.xml.nebius_completed 0
 nsim_expect(cli.xml.gpu_nvlink_bad 2
             CMD ${NCCLSIM} topo check --gpu-nvlink some
                 ${X}/nebius-h100-vm-topo.xml
-            ERR "bad value 'some' for option '--gpu-nvlink'")
+            ERR "bad value 'some' for option --gpu-nvlink")
 foreach(e ${xml_bad})
   string(REPLACE "|" ";" f "${e}")
   list(GET f 0 name)
