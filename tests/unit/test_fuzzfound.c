@@ -105,7 +105,39 @@ static void test_header_counts_read_back(void)
     nsim_measure_destroy(m);
 }
 
+/* fuzz_nccltests and fuzz_perftest: an algbw of 3.6e19 GB/s in an
+ * nccl-tests row, or a perftest bandwidth that makes the derived time
+ * 3e-12 us, was imported and written, and the schema reader then refused
+ * the file ("algbw: expected a number in [0, 1e+09]"). The import checks
+ * the schema's ranges and names the line. */
+static void test_absurd_values_refused_at_import(void)
+{
+    static const struct {
+        const char *file, *where;
+    } bad[] = {
+        {FF "nccltests-absurd-algbw.txt", "nccltests-absurd-algbw.txt:24: "
+                                          "size 536870912"},
+        {FF "perftest-absurd-bw.txt", "perftest-absurd-bw.txt:19: size "
+                                      "1048576"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nsim_err err = {0};
+        nsim_measure *m = NULL;
+        char *files[] = {(char *)bad[i].file};
+        nsim_measure_import_opts o = {0};
+        NSIM_ASSERT_OK(nsim_measure_create(&m, &err));
+        CU_ASSERT_EQUAL(nsim_measure_import(m, files, 1, &o, &err),
+                        NSIM_ECONFIG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad[i].where));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "up to 1e9 GB/s"));
+        CU_ASSERT_EQUAL(nsim_measure_nseries(m), 0); /* m unchanged */
+        nsim_measure_destroy(m);
+    }
+}
+
 CU_TestInfo nsim_test_fuzzfound[] = {
+    {"absurd bandwidths refused at import, with the line (fuzz_nccltests)",
+     test_absurd_values_refused_at_import},
     {"header counts that are not counts are unknown (fuzz_nccltests)",
      test_header_counts_read_back},
     {"markdown: columns' series survive new series (fuzz_perftest)",
