@@ -90,8 +90,10 @@ static void receiver_pass(net_conn *c, const uint8_t *lost, int new_comm)
 {
     net_comm *m = c->m;
     for (uint64_t k = c->recv_done; k < c->recv_posted; k++) {
-        uint64_t r = new_comm ? m->next_req++ : k;
+        uint64_t r = new_comm ? m->next_req++ : c->req[k % SLOTS];
         uint32_t np = c->npieces[k % SLOTS];
+        if (new_comm)
+            nsim__net_bind_req(m, c, k, r);
         for (uint32_t j = 0; j < np; j++) {
             uint8_t *q = &c->qmap[k % SLOTS][j];
             if (!new_comm && !lost[*q])
@@ -117,11 +119,9 @@ static void move_outstanding(net_conn *c, const uint8_t *lost, int new_comm,
             nsim__net_post_cts(c, k);
     for (uint64_t k = c->send_done; k < c->posted; k++)
         for (uint32_t j = 0; j < c->npieces[k % SLOTS]; j++)
-            if (again[k % SLOTS][j]) {
-                if (new_comm) /* the slice's piece map is the new one */
-                    c->qmap[k % SLOTS][j] = (uint8_t)c->m->live[j % c->m->nlive];
-                nsim__net_post_piece(c, k, j);
-            }
+            if (again[k % SLOTS][j])
+                nsim__net_post_piece(c, k, j); /* on the map the receiver
+                                                * pass set */
     nsim__net_release(c);
 }
 
@@ -166,14 +166,16 @@ static void on_migrate(nsim_sim *sim, nsim_event *ev)
     net_comm *nm;
     nsim_err err = {0};
     if (pick_nics(c, &sn, &rn) != NSIM_OK) {
-        nsim_sim_fail(sim, NSIM_ESIM,
+        nsim_sim_fail(sim, NSIM_EFAULT,
                       "channel %u: rank %u -> %u: failover policy rebind_nic "
                       "found no other live NIC pair",
                       pc->channel, pc->from, pc->to);
         return;
     }
     if (nsim__net_new_comm(sh, pc, sn, rn, c->mem_s, c->mem_r, &nm, &err) ||
-        (c->m = nm, nsim__net_register(c, c->mem_s, c->mem_r, &err))) {
+        (c->m = nm, nsim__net_add_user(nm, c) != NSIM_OK &&
+                        NSIM_ERR(&err, NSIM_ENOMEM, "out of memory")) ||
+        nsim__net_register(c, c->mem_s, c->mem_r, &err)) {
         nsim_sim_fail(sim, NSIM_ESIM, "channel %u: rebind_nic: %s",
                       pc->channel, err.msg);
         return;
@@ -194,7 +196,7 @@ static void fail_report(net_comm *m, net_conn *c, const nsim_wc *wc,
                         const char *why)
 {
     const nsim_plan_conn *pc = &m->sh->env->plan->conns[c->conn];
-    nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
+    nsim_sim_fail(m->sh->env->sim, NSIM_EFAULT,
                   "channel %u: rank %u -> %u: QP 0x%x (%s -> %s) completed "
                   "with %s at %.3f us; %s",
                   pc->channel, pc->from, pc->to, wc->qp_num,
