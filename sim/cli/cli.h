@@ -33,6 +33,11 @@ int nsim_cli_fail(const nsim_err *err);
 /* Prints "ncclsim CMD: msg" and a hint, returns NSIM_EXIT_USAGE. */
 int nsim_cli_usage(const char *cmd, const char *fmt, ...) NSIM_PRINTF(2, 3);
 
+/* Ends a command that writes outputs (staged since nsim_out_begin): with
+ * ex == 0 commits them (a failure prints and returns NSIM_EXIT_ERR),
+ * otherwise drops them, so a failed command leaves none behind. */
+int nsim_cli_outputs_done(int ex);
+
 /* Loads a topology from a JSON file, or an NCCL topology XML file when
  * the name ends in .xml (where the importer is built in). */
 struct nsim_topo;
@@ -66,5 +71,6 @@ int nsim_cmd_log(int argc, char **argv);
 int nsim_cmd_run(int argc, char **argv);
 int nsim_cmd_plan(int argc, char **argv);
 int nsim_cmd_params(int argc, char **argv);
+int nsim_cmd_sweep(int argc, char **argv);
 
 #endif

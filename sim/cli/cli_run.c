@@ -406,11 +406,12 @@ int nsim_cmd_run(int argc, char **argv)
     nsim_err err = {0};
     nsim_scenario *s = NULL;
     nsim_cli_run_opts ro = {0};
+    nsim_out_begin(); /* --json, --csv, --plot, --trace: all or none */
     int rc = nsim_cli_load_run("run", argc, argv, &s, &ro, &err);
     if (rc == 0 && run_sweep(s, &ro, &err) != NSIM_OK)
         rc = -1;
     nsim_scenario_destroy(s);
-    return rc < 0 ? nsim_cli_fail(&err) : rc;
+    return nsim_cli_outputs_done(rc < 0 ? nsim_cli_fail(&err) : rc);
 }
 
 /* The planner's channel c as seen from host 0: its GPU order there, the
@@ -593,7 +594,9 @@ int nsim_cmd_plan(int argc, char **argv)
             rc = -1;
     }
     if (rc == 0 && ro.plan_out != NULL) {
-        if (nsim_write_file_atomic(ro.plan_out, text, strlen(text), &err))
+        size_t n = strlen(text);
+        text[n] = '\n'; /* over the NUL: the length says where it ends */
+        if (nsim_write_file_atomic(ro.plan_out, text, n + 1, &err))
             rc = -1;
     } else if (rc == 0) {
         printf("%s\n", text);

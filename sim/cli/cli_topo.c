@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "sim/core/fileio.h"
 #include "sim/core/units.h"
 #include "sim/topo/cluster.h"
 #include "sim/topo/nccl_graph.h"
@@ -384,7 +385,8 @@ static int act_import(topo_opts *o, int n, char **files)
     int ex = rc == NSIM_OK ? save_or_fail(t, comment, o->out, &err)
                            : nsim_cli_fail(&err);
     if (ex == NSIM_EXIT_OK && !o->quiet)
-        printf("%s: %u ranks on %u host(s), %u devices, %u links, %zu NET "
+        fprintf(strcmp(o->out, "-") ? stdout : stderr,
+               "%s: %u ranks on %u host(s), %u devices, %u links, %zu NET "
                "devices\n", o->out, nsim_topo_nranks(t), nsim_topo_nhosts(t),
                nsim_topo_ndevices(t), nsim_topo_nlinks(t) / 2,
                nsim_ncclxml_nnets(x));
@@ -418,7 +420,8 @@ static int act_build(topo_opts *o)
     int ex = o->out ? save_or_fail(t, nsim_preset_comment(p), o->out, &err)
                     : NSIM_EXIT_OK;
     if (ex == NSIM_EXIT_OK && !o->quiet)
-        printf("%s: %u nodes, %u ranks, %u devices, %u links; built in "
+        fprintf(o->out && !strcmp(o->out, "-") ? stderr : stdout,
+               "%s: %u nodes, %u ranks, %u devices, %u links; built in "
                "%.1f ms\n", nsim_topo_name(t), o->nodes, nsim_topo_nranks(t),
                nsim_topo_ndevices(t), nsim_topo_nlinks(t) / 2, ms);
     nsim_topo_destroy(t);
@@ -429,18 +432,21 @@ static int act_dot(const topo_opts *o, const char *file)
 {
     nsim_err err = {0};
     nsim_topo *t = NULL;
+    char *text = NULL;
+    size_t len = 0;
     if (load_topo(o, file, &t, &err) != NSIM_OK)
         return nsim_cli_fail(&err);
-    FILE *f = o->out ? fopen(o->out, "w") : stdout;
-    int rc = f ? write_dot(t, f) : NSIM_EIO;
-    if (f != NULL && f != stdout && fclose(f) != 0)
-        rc = NSIM_EIO;
+    FILE *f = open_memstream(&text, &len);
+    int rc = f ? write_dot(t, f) : NSIM_ENOMEM;
+    if (f != NULL && fclose(f) != 0)
+        rc = NSIM_ENOMEM;
     nsim_topo_destroy(t);
-    if (rc != NSIM_OK) {
-        NSIM_ERR(&err, NSIM_EIO, "%s: cannot write", o->out ? o->out : "-");
-        return nsim_cli_fail(&err);
-    }
-    return NSIM_EXIT_OK;
+    if (rc != NSIM_OK)
+        NSIM_ERR(&err, rc, "topo dot: out of memory");
+    else
+        rc = nsim_write_file_atomic(o->out ? o->out : "-", text, len, &err);
+    free(text);
+    return rc == NSIM_OK ? NSIM_EXIT_OK : nsim_cli_fail(&err);
 }
 
 static void print_chan(const nsim_topo *t, uint32_t c,
@@ -491,6 +497,9 @@ static int act_graph(const topo_opts *o, const char *file)
     return NSIM_EXIT_OK;
 }
 
+static int topo_action(const char *act, topo_opts *o, int nops,
+                       char **ops);
+
 int nsim_cmd_topo(int argc, char **argv)
 {
     topo_opts o;
@@ -502,11 +511,17 @@ int nsim_cmd_topo(int argc, char **argv)
     if (ex != NSIM_EXIT_OK)
         return ex;
     int nops = argc - 1 - optind;
-    char **ops = argv + 1 + optind;
+    nsim_out_begin(); /* -o: written whole or not at all */
+    ex = topo_action(act, &o, nops, argv + 1 + optind);
+    return nsim_cli_outputs_done(ex);
+}
+
+static int topo_action(const char *act, topo_opts *o, int nops, char **ops)
+{
     if (strcmp(act, "import") == 0)
-        return act_import(&o, nops, ops);
+        return act_import(o, nops, ops);
     if (strcmp(act, "build") == 0)
-        return nops == 0 ? act_build(&o)
+        return nops == 0 ? act_build(o)
                          : nsim_cli_usage("topo", "build takes no operand");
     int known = strcmp(act, "check") == 0 || strcmp(act, "show") == 0 ||
                 strcmp(act, "dot") == 0 || strcmp(act, "graph") == 0;
@@ -516,8 +531,8 @@ int nsim_cmd_topo(int argc, char **argv)
     if (nops != 1)
         return nsim_cli_usage("topo", "expected: topo %s FILE", act);
     if (strcmp(act, "dot") == 0)
-        return act_dot(&o, ops[0]);
+        return act_dot(o, ops[0]);
     if (strcmp(act, "graph") == 0)
-        return act_graph(&o, ops[0]);
-    return act_check_show(strcmp(act, "show") == 0, &o, ops[0]);
+        return act_graph(o, ops[0]);
+    return act_check_show(strcmp(act, "show") == 0, o, ops[0]);
 }

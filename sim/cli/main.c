@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sim/core/fileio.h"
 
 #ifndef NSIM_VERSION
 #define NSIM_VERSION "0.1.0"
@@ -90,6 +91,25 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --compare-graph GRAPH.xml  print where the planner's own rings,\n"
      "                             channel count and NICs differ from it\n",
      nsim_cmd_plan},
+    {"sweep", "SCENARIO --set K=V... -o F",
+     "run the cartesian product of knob values (-j N, --mpi, --resume)",
+     "ncclsim sweep SCENARIO --set KNOB=VALUES [--set ...] -o OUT.csv|OUT.json\n"
+     "        [-j N] [--resume] [--mpi] [--quiet] [run's options: -b -e -f ...]\n"
+     "  --set KNOB=VALUES  VALUES: a list 1,2,4,8, a range 2:32:x2 (multiply)\n"
+     "                     or 1:8:+1 (add); KNOB: a scenario field (nchannels,\n"
+     "                     qps_per_connection, buffsize, protocol, algorithm,\n"
+     "                     channel_mode, collective, datatype, op, root, seed,\n"
+     "                     gpus_per_thread), an NCCL_* variable, or a model\n"
+     "                     parameter (ncclsim params)\n"
+     "  -o FILE            results, one row per point and size with every knob\n"
+     "                     (.csv or .json; may be given twice; - : CSV on stdout)\n"
+     "  -j N               N worker processes (output identical whatever N)\n"
+     "  --resume           skip the points already in the (first) output\n"
+     "  --mpi              under mpirun: points split over the ranks, rank 0\n"
+     "                     gathers and writes (built when MPI is found)\n"
+     "  --quiet            no progress bar (shown only when stderr is a tty)\n"
+     "In a sweep -o is the output; the reduction is --op or --set op=...\n",
+     nsim_cmd_sweep},
     {"params", "[FILE]", "print every model constant with its source",
      "ncclsim params [FILE]\n  prints the parameter table (with FILE's "
      "overrides applied) as JSON\n",
@@ -162,8 +182,20 @@ int nsim_cli_usage(const char *cmd, const char *fmt, ...)
     return NSIM_EXIT_USAGE;
 }
 
+int nsim_cli_outputs_done(int ex)
+{
+    nsim_err err = {0};
+    if (ex != NSIM_EXIT_OK) {
+        nsim_out_abort();
+        return ex;
+    }
+    return nsim_out_commit(&err) == NSIM_OK ? NSIM_EXIT_OK
+                                            : nsim_cli_fail(&err);
+}
+
 int main(int argc, char **argv)
 {
+    nsim_out_install_signals(); /* no temporary file outlives a ^C */
     if (argc < 2) {
         print_usage(stderr);
         return NSIM_EXIT_USAGE;

@@ -662,3 +662,121 @@ void nsim_scenario_fit_request(const nsim_scenario *s, nsim_plan_req *r)
         !s->nchannels_given)
         r->nchannels = 0;
 }
+
+/* --- one knob by name (sweep, and anything else that varies a loaded
+ * scenario): the same readers and checks as the file's fields --- */
+
+static int is_param_name(const char *name)
+{
+    for (const nsim_param_info *pi = nsim_param_table; pi->name; pi++)
+        if (strcmp(pi->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The value as the scenario file would hold it: a number when all of it
+ * reads as one, else a string. */
+static cJSON *knob_object(const char *name, const char *value)
+{
+    char *end;
+    cJSON *o = cJSON_CreateObject();
+    double d = strtod(value, &end);
+    cJSON *v = (end != value && *end == '\0') ? cJSON_CreateNumber(d)
+                                               : cJSON_CreateString(value);
+    if (o == NULL || v == NULL || !cJSON_AddItemToObject(o, name, v)) {
+        cJSON_Delete(o);
+        cJSON_Delete(v);
+        return NULL;
+    }
+    return o;
+}
+
+static int set_scenario_key(nsim_scenario *s, const nsim_jctx *c,
+                            const cJSON *o, const char *name,
+                            const char *value)
+{
+    int64_t v = 0;
+    if (strcmp(name, "nchannels") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 1, NSIM_MAX_CHANNELS, &v));
+        s->nchannels = (uint32_t)v;
+        s->min_channels = s->max_channels = 0;
+        s->nchannels_given = s->channels_resolved = 1;
+    } else if (strcmp(name, "qps_per_connection") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 1, 128, &v));
+        s->qps_per_conn = (uint32_t)v;
+    } else if (strcmp(name, "buffsize") == 0) {
+        NSIM_TRY(nsim_jget_size(c, o, "", name, 1, &s->buffsize));
+        if (s->buffsize < 4096 || s->buffsize % 4096 != 0)
+            return nsim_jfail(c, "", name,
+                              "expected a positive multiple of 4096 bytes");
+    } else if (strcmp(name, "protocol") == 0) {
+        s->proto_set = strcasecmp(value, "auto") != 0;
+        if (s->proto_set)
+            NSIM_TRY(read_enum(c, o, name, parse_proto, &s->proto,
+                               "Simple, LL, LL128 or auto"));
+    } else if (strcmp(name, "algorithm") == 0) {
+        s->algo_set = strcasecmp(value, "auto") != 0;
+        if (s->algo_set)
+            NSIM_TRY(read_enum(c, o, name, parse_algo, &s->algo,
+                               "Ring, Tree, NVLS, NVLSTree, PAT or auto"));
+    } else if (strcmp(name, "channel_mode") == 0) {
+        NSIM_TRY(read_enum(c, o, name, parse_mode, &s->channel_mode,
+                           "dedicated or shared"));
+    } else if (strcmp(name, "collective") == 0) {
+        NSIM_TRY(read_enum(c, o, name, parse_coll, &s->coll,
+                           "a collective (allreduce, ...) or a nccl-tests "
+                           "binary name"));
+    } else if (strcmp(name, "seed") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 0, INT64_MAX / 2, &v));
+        s->seed = (uint64_t)v;
+    } else if (strcmp(name, "gpus_per_thread") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 1, 1024, &v));
+        s->gpus_per_thread = (uint32_t)v;
+    } else if (strcmp(name, "root") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 0,
+                               nsim_topo_nranks(s->topo) - 1, &v));
+        s->root = (uint32_t)v;
+    } else if (strcmp(name, "datatype") == 0) {
+        return nsim_scenario_set_dtype(s, value, c->file, c->err);
+    } else if (strcmp(name, "op") == 0) {
+        return nsim_scenario_set_op(s, value, c->file, c->err);
+    } else {
+        return nsim_jfail(c, "", name,
+                          "not a knob (expected a scenario field: nchannels, "
+                          "qps_per_connection, buffsize, protocol, algorithm, "
+                          "channel_mode, collective, datatype, op, root, seed, "
+                          "gpus_per_thread; an NCCL_* variable; or a model "
+                          "parameter of `ncclsim params`)");
+    }
+    return NSIM_OK;
+}
+
+int nsim_scenario_set_knob(nsim_scenario *s, const char *name,
+                           const char *value, const char *what,
+                           nsim_err *err)
+{
+    nsim_jctx c = {what, err};
+    int rc;
+    if (strncmp(name, "env.", 4) == 0)
+        name += 4;
+    if (strncmp(name, "params.", 7) == 0)
+        name += 7;
+    if (strncmp(name, "NCCL_", 5) == 0) {
+        rc = apply_env_var(s, &c, name, value);
+    } else {
+        cJSON *o = knob_object(name, value);
+        if (o == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+        rc = is_param_name(name) ? nsim_params_apply(&s->params, o, what, err)
+                                 : set_scenario_key(s, &c, o, name, value);
+        cJSON_Delete(o);
+    }
+    if (rc != NSIM_OK)
+        return rc;
+    if (s->min_channels && s->max_channels && s->min_channels > s->max_channels)
+        return nsim_jfail(&c, "env", "NCCL_MIN_NCHANNELS",
+                          "greater than NCCL_MAX_NCHANNELS");
+    s->net.shared_comms = s->channel_mode == NSIM_CHANNEL_SHARED;
+    nsim_scenario_resolve_channels(s);
+    return NSIM_OK;
+}

@@ -98,6 +98,17 @@ NSIM_NODISCARD int nsim_scenario_set_dtype(nsim_scenario *s, const char *dt,
 NSIM_NODISCARD int nsim_scenario_set_op(nsim_scenario *s, const char *op,
                                         const char *what, nsim_err *err);
 
+/* Sets one knob of a loaded scenario by name, through the same readers
+ * and checks as the file: a scenario field (nchannels, qps_per_connection,
+ * buffsize, protocol, algorithm, channel_mode, collective, datatype, op,
+ * root, seed, gpus_per_thread), an NCCL_* variable of "env" (also as
+ * "env.NAME"), or a model parameter (also as "params.NAME"). value is
+ * text as on a command line ("4", "1M", "Simple"); what names the source
+ * in messages ("--set"). Channels are resolved again afterwards. */
+NSIM_NODISCARD int nsim_scenario_set_knob(nsim_scenario *s, const char *name,
+                                          const char *value, const char *what,
+                                          nsim_err *err);
+
 /* nccl-tests' data types: size in bytes, 0 if unknown. */
 uint32_t nsim_dtype_size(const char *name);
 
