@@ -658,6 +658,8 @@ static void apply_rts(nsim_qp *q, const nsim_qp_attr *a, int first)
     }
     if (m & NSIM_QP_ATTR_RNR_RETRY)
         q->rnr_retry = a->rnr_retry < 7 ? a->rnr_retry : 7;
+    if (m & NSIM_QP_ATTR_MIN_RNR_TIMER) /* RTS -> RTS may change it */
+        q->min_rnr_timer = a->min_rnr_timer & 31;
     if (m & NSIM_QP_ATTR_TIMEOUT)
         q->timeout_ps = p->ib_timeout_unit_ps
                         << (a->timeout < 31 ? a->timeout : 31);

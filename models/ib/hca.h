@@ -239,7 +239,7 @@ nsim_qp_counters nsim_qp_get_counters(const nsim_qp *qp);
 #define NSIM_QP_ATTR_RETRY_CNT 32u    /* RTS: retry_cnt */
 #define NSIM_QP_ATTR_MAX_RD_ATOMIC 64u /* RTS: max_rd_atomic */
 #define NSIM_QP_ATTR_RATE_LIMIT 128u  /* RTS: rate_limit_mbps (0 = none) */
-#define NSIM_QP_ATTR_MIN_RNR_TIMER 256u /* RTR: min_rnr_timer */
+#define NSIM_QP_ATTR_MIN_RNR_TIMER 256u /* RTR, RTS: min_rnr_timer */
 #define NSIM_QP_ATTR_RNR_RETRY 512u   /* RTS: rnr_retry */
 
 typedef struct nsim_qp_attr {

@@ -186,39 +186,6 @@ static void write_plan(uint64_t seed, const char *path)
     fclose(f);
 }
 
-/* Exactly once: each connection's receiver consumed every slice and byte
- * the sender handed over, and the NET transport accepted each piece once,
- * for the slice it belongs to. */
-static int check_delivery(const nsim_exec_result *res, char *why, size_t len)
-{
-    for (uint32_t i = 0; i < res->nconns; i++) {
-        const nsim_conn_stats *c = &res->conns[i];
-        if (c->bytes != c->recv_bytes || c->slices != c->recv_slices) {
-            snprintf(why, len,
-                     "connection %u: %llu slices / %llu bytes sent, %llu / "
-                     "%llu consumed",
-                     i, (unsigned long long)c->slices,
-                     (unsigned long long)c->bytes,
-                     (unsigned long long)c->recv_slices,
-                     (unsigned long long)c->recv_bytes);
-            return 0;
-        }
-        const nsim_xport_conn_counters *x = &c->xport;
-        if (c->has_xport && (x->tx_bytes != x->rx_bytes ||
-                             x->tx_slices != x->rx_slices)) {
-            snprintf(why, len,
-                     "connection %u: NET sent %llu slices / %llu bytes, the "
-                     "receiver accepted %llu / %llu",
-                     i, (unsigned long long)x->tx_slices,
-                     (unsigned long long)x->tx_bytes,
-                     (unsigned long long)x->rx_slices,
-                     (unsigned long long)x->rx_bytes);
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static void run_plan(uint64_t seed, const char *dir, result *out)
 {
     char path[1024];
@@ -237,7 +204,8 @@ static void run_plan(uint64_t seed, const char *dir, result *out)
         rc = nsim_run_size(s, &o, s->max_bytes, &row, &plan, &res, &err);
     snprintf(out->msg, sizeof out->msg, "%s", rc ? err.msg : "");
     if (rc == NSIM_OK) {
-        out->out = check_delivery(&res, out->msg, sizeof out->msg) ? OUT_DONE
+        out->out = nsim_test_delivered_once(&res, out->msg,
+                                                sizeof out->msg) ? OUT_DONE
                                                                   : OUT_BAD;
         out->time_ps = res.time_ps;
         out->events = res.events;
