@@ -14,7 +14,13 @@
  * connection. Each receive takes the comm's next request id r, posts a
  * receive WR on every QP the request will use - QP (r x nq + j) mod nqps,
  * nq = 1, or nqps with NCCL_IB_SPLIT_DATA_ON_QPS=1 - and RDMA-writes a
- * 64-byte CTS entry (carrying r) into the sender's FIFO on QP 0.
+ * 64-byte CTS entry (carrying r) into the sender's FIFO on QP 0. On
+ * shared comms and in runs with faults the receiver matches by id
+ * instead: generic receive WRs stay posted on every QP (reposted as they
+ * complete) and the immediate names the request slot and piece (see
+ * net_int.h). Every receive completion is checked against the write that
+ * landed; per connection the transport counts the slices and bytes it
+ * sent and accepted (nsim_xport_conn_counters).
  * Send side: the GPU stages the slice (GPU memory with GPUDirect RDMA,
  * host memory without) and bumps tail; once the matching CTS is in the
  * FIFO the proxy posts, on each QP of the request, its 128-byte-aligned
@@ -138,26 +144,25 @@ void nsim__net_live(net_comm *m)
             m->live[m->nlive++] = i;
 }
 
-/* Posts piece j of slice k on its QP: its 128-byte-aligned share of the
- * slice as one signaled RDMA_WRITE_WITH_IMM, or with adaptive routing
- * above the threshold an unsignaled RDMA_WRITE plus a zero-byte
- * WRITE_WITH_IMM. */
 /* Piece j of slice k: its offset and length (nccl 5.3: 128-B aligned). */
-static uint64_t piece_span(const net_conn *c, const uint64_t *sizes,
-                           uint64_t k, uint32_t j, uint64_t *off)
+static uint64_t piece_span(uint32_t np, uint64_t size, uint32_t j,
+                           uint64_t *off)
 {
-    uint32_t np = c->npieces[k % SLOTS];
-    uint64_t size = sizes[k % SLOTS];
     uint64_t per = ((size + np - 1) / np + 127) / 128 * 128;
     *off = per * j < size ? per * j : size;
     return size - *off < per ? size - *off : per;
 }
 
+/* Posts piece j of slice k on its QP: its 128-byte-aligned share of the
+ * slice as one signaled RDMA_WRITE_WITH_IMM, or with adaptive routing
+ * above the threshold an unsignaled RDMA_WRITE plus a zero-byte
+ * WRITE_WITH_IMM. */
 void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j)
 {
     net_comm *m = c->m;
-    uint64_t off, n = piece_span(c, c->sizes, k, j, &off);
-    nsim_qp *q = m->qs[c->qmap[k % SLOTS][j]];
+    uint64_t off, n = piece_span(c->snpieces[k % SLOTS], c->sizes[k % SLOTS],
+                                 j, &off);
+    nsim_qp *q = m->qs[c->sqmap[k % SLOTS][j]];
     uint64_t at = (k % SLOTS) * SLOT_BYTES + off;
     uint32_t lk = nsim_mr_lkey(c->mr_send), rk = nsim_mr_rkey(c->mr_recv);
     /* the immediate: the size (matching by index) or the request id */
@@ -178,10 +183,13 @@ void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j)
 
 static void post_slice(net_conn *c, uint64_t k)
 {
+    uint32_t np = c->npieces[k % SLOTS];
     c->rsizes[k % SLOTS] = c->sizes[k % SLOTS];
-    c->send_left[k % SLOTS] = c->npieces[k % SLOTS];
-    memset(c->got_send[k % SLOTS], 0, c->npieces[k % SLOTS]);
-    for (uint32_t j = 0; j < c->npieces[k % SLOTS]; j++)
+    c->snpieces[k % SLOTS] = (uint8_t)np;
+    memcpy(c->sqmap[k % SLOTS], c->qmap[k % SLOTS], np);
+    c->send_left[k % SLOTS] = (uint8_t)np;
+    memset(c->got_send[k % SLOTS], 0, np);
+    for (uint32_t j = 0; j < np; j++)
         nsim__net_post_piece(c, k, j);
 }
 
@@ -329,8 +337,9 @@ static void piece_done(net_conn *c, int side, uint32_t k, uint32_t j)
     uint64_t hi = side ? c->recv_posted : c->posted;
     uint8_t *got = side ? &c->got_recv[k % SLOTS][j] : &c->got_send[k % SLOTS][j];
     uint8_t *left = side ? &c->recv_left[k % SLOTS] : &c->send_left[k % SLOTS];
-    if ((uint32_t)(k - (uint32_t)lo) >= hi - lo || j >= c->npieces[k % SLOTS] ||
-        *got || *left == 0xff || *left == 0) {
+    uint32_t np = side ? c->npieces[k % SLOTS] : c->snpieces[k % SLOTS];
+    if ((uint32_t)(k - (uint32_t)lo) >= hi - lo || j >= np || *got ||
+        *left == 0xff || *left == 0) {
         c->n.dup_pieces += side;
         return;
     }
@@ -338,7 +347,7 @@ static void piece_done(net_conn *c, int side, uint32_t k, uint32_t j)
     (*left)--;
     if (side) {
         uint64_t off;
-        c->n.rx_bytes += piece_span(c, c->rsizes, k, j, &off);
+        c->n.rx_bytes += piece_span(np, c->rsizes[k % SLOTS], j, &off);
         release_recvs(c);
     } else {
         release_sends(c);

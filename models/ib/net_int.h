@@ -96,6 +96,11 @@ struct net_conn {
      * (0xff: slot not in use) */
     uint8_t npieces[SLOTS];
     uint8_t qmap[SLOTS][MAX_QPS];
+    /* the sender's own copy for the slices it posted: the receiver may
+     * reuse a slot for slice k + SLOTS before the send completions of
+     * slice k are in (a lost ACK) */
+    uint8_t snpieces[SLOTS];
+    uint8_t sqmap[SLOTS][MAX_QPS];
     uint8_t got_send[SLOTS][MAX_QPS], got_recv[SLOTS][MAX_QPS];
     uint8_t send_left[SLOTS], recv_left[SLOTS];
     uint32_t mem_s, mem_r; /* where the buffers live (GPU, or host) */

@@ -3,7 +3,9 @@
  * test_soak.c - the fault soak: seeded random fault plans (qp_error,
  * port_down, link_down, link_degraded, loss; failover rebind_qp,
  * rebind_nic or fail; random times, channels, QPs, channel modes,
- * protocols and collectives) on the seed example and on two DGX H100.
+ * protocols and collectives) on seven topologies (the seed example, two
+ * DGX H100, two DGX A100, two A100 PCIe hosts, dual-port NICs, RoCE
+ * without GPUDirect, four single-GPU hosts).
  * Every plan the scenario checks accept must either complete with every
  * byte delivered exactly once on every connection (the executor's slices
  * and bytes, and the NET transport's own count of pieces accepted at the
@@ -63,25 +65,46 @@ typedef struct result {
 } result;
 
 typedef struct topo_desc {
-    const char *file;
+    const char *file;     /* under the source tree */
     uint32_t hosts, nics; /* NICs per host */
     const char *nic_fmt;  /* printf of host, nic */
     const char *sw_fmt;   /* the NIC's switch: printf of nic */
     double span_us;       /* about how long the runs take */
 } topo_desc;
 
+/* The seed; two DGX H100 (rails, spine); two DGX A100 and two A100 PCIe
+ * hosts (GDR flush reads before Hopper; the DGX A100's planning is slow,
+ * ~0.4 s, so it is drawn less); dual-port NICs (every message split over
+ * the ports); RoCE without GPUDirect (staged through host memory); four
+ * hosts of one GPU each (a ring over the network only). */
 static const topo_desc topos[] = {
-    {"seed-4gpu.topo.json", 2, 1, "h%u.nic", "ib.sw", 700},
-    {"dgx-h100-2node.topo.json", 2, 8, "h%u.nic%u", "ib.rail%u", 250},
+    {"scenarios/seed-4gpu.topo.json", 2, 1, "h%u.nic", "ib.sw", 700},
+    {"scenarios/dgx-h100-2node.topo.json", 2, 8, "h%u.nic%u", "ib.rail%u",
+     250},
+    {"tests/data/dgx-a100-2node.topo.json", 2, 8, "h%u.nic%u", "leaf.r%u.0",
+     400},
+    {"tests/data/a100pcie-2host-hdr.topo.json", 2, 1, "h%u.nic0", "ib.sw0",
+     400},
+    {"tests/data/seed-dualport.topo.json", 2, 1, "h%u.nic", "ib.sw", 500},
+    {"tests/data/h100-2host-1gpu-roce-nogdr.topo.json", 2, 1, "h%u.nic0",
+     "eth.rail0", 400},
+    {"tests/data/h100-4host-1gpu.topo.json", 4, 1, "h%u.nic0", "ib.rail0",
+     400},
 };
+static const uint32_t topo_weight[] = {5, 5, 1, 2, 3, 2, 2}; /* of 20 */
+
+static const topo_desc *pick_topo(uint32_t v)
+{
+    uint32_t i = 0;
+    while (v >= topo_weight[i])
+        v -= topo_weight[i++];
+    return &topos[i];
+}
 
 static void nic_name(const topo_desc *t, uint32_t h, uint32_t n, char *out,
                      size_t len)
 {
-    if (t->nics == 1)
-        snprintf(out, len, t->nic_fmt, h);
-    else
-        snprintf(out, len, t->nic_fmt, h, n);
+    snprintf(out, len, t->nic_fmt, h, n); /* formats may ignore n */
 }
 
 /* One random fault as JSON. */
@@ -132,7 +155,7 @@ static int fault_json(rng *r, const topo_desc *t, uint32_t nch, uint32_t qps,
 static void write_plan(uint64_t seed, const char *path)
 {
     rng r = {seed * 0x2545f4914f6cdd1dull + 17};
-    const topo_desc *t = &topos[pick(&r, 2)];
+    const topo_desc *t = pick_topo(pick(&r, 20));
     static const char *const colls[] = {"all_reduce_perf", "all_reduce_perf",
                                         "all_gather_perf",
                                         "reduce_scatter_perf"};
@@ -172,7 +195,7 @@ static void write_plan(uint64_t seed, const char *path)
     fprintf(f,
             "{\"format\": \"ncclsim-scenario\", \"version\": 1,\n"
             " \"name\": \"soak-%llu\",\n"
-            " \"topology\": \"%s/scenarios/%s\",\n"
+            " \"topology\": \"%s/%s\",\n"
             " \"collective\": \"%s\", \"datatype\": \"float\", \"op\": "
             "\"sum\",\n"
             " \"min_bytes\": \"%uM\", \"max_bytes\": \"%uM\",\n"
