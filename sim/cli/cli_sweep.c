@@ -25,6 +25,7 @@
 #endif
 
 #include "cli.h"
+#include "sim/core/fileio.h"
 #include "sim/core/jread.h"
 #include "sim/exec/run.h"
 #include "sim/exec/scenario.h"
@@ -69,9 +70,11 @@ static int is_noted_flag(const char *a, int *takes_value)
 {
     static const char *const longs[] = {"--nthreads", "--iters",
                                         "--warmup_iters", "--agg_iters",
-                                        "--check", "--blocking", NULL};
+                                        "--check", "--blocking", "--average",
+                                        "--run_cycles", "--parallel_init",
+                                        "--local_register", NULL};
     *takes_value = 0;
-    if (a[0] == '-' && a[1] != '-' && a[1] != '\0' && strchr("tnwmcz", a[1])) {
+    if (a[0] == '-' && a[1] != '-' && a[1] != '\0' && strchr("tnwmczaNpR", a[1])) {
         *takes_value = a[2] == '\0';
         return 1;
     }
@@ -596,6 +599,7 @@ static int resume(sweep_cli *c, nsim_err *err)
     if (access(c->outputs[0], F_OK) != 0)
         return NSIM_OK; /* nothing yet: a fresh sweep */
     NSIM_TRY(nsim_sweep_read(c->sw, c->outputs[0], &r, &n, err));
+    nsim_inputs_forget(c->outputs[0]); /* read back to be rewritten */
     nsim_sweep_sort_rows(r, n);
     int rc = NSIM_OK;
     for (size_t i = 0, j; i < n && rc == NSIM_OK; i = j) {

@@ -47,6 +47,18 @@ static void remember_input(const struct stat *st, const char *path)
 
 void nsim_inputs_reset(void) { ninputs = 0; }
 
+void nsim_inputs_forget(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return;
+    for (unsigned i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino) {
+            inputs[i] = inputs[--ninputs];
+            return;
+        }
+}
+
 static const char *input_named(const struct stat *st)
 {
     for (unsigned i = 0; i < ninputs; i++)
@@ -227,6 +239,7 @@ typedef struct out_entry {
     dev_t dev;         /* an existing target's identity */
     ino_t ino;
     int exists;
+    int fd;            /* OUT_STDOUT: 1 or 2 */
 } out_entry;
 
 #define MAX_OUTPUTS 16
@@ -321,9 +334,9 @@ static int write_temp(out_entry *e, const char *text, size_t len,
 static int write_in_place(const out_entry *e, nsim_err *err)
 {
     if (e->kind == OUT_STDOUT) {
-        if (fflush(stdout) != 0 || write_all(STDOUT_FILENO, e->data,
-                                             e->len) != 0)
-            return fail_write("stdout", errno, err);
+        if (fflush(stdout) != 0 || fflush(stderr) != 0 ||
+            write_all(e->fd, e->data, e->len) != 0)
+            return fail_write(e->path, errno, err);
         return NSIM_OK;
     }
     fflush(stdout); /* /dev/stdout after what is already printed */
@@ -353,10 +366,17 @@ static int prepare(const char *path, out_entry *e, struct stat *st,
     if (path == NULL || path[0] == '\0')
         return NSIM_ERR(err, NSIM_EINVAL, "an output file name is empty");
     snprintf(e->path, sizeof e->path, "%s", path);
-    if (strcmp(path, "-") == 0) {
-        e->kind = OUT_STDOUT;
-        return NSIM_OK;
-    }
+    /* "-" and the names of stdout / stderr: the descriptor itself (as awk
+     * does; reopening /proc/self/fd/1 is not the same file everywhere) */
+    static const char *const std_names[] = {
+        "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1",
+        "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"};
+    for (int i = 0; i < 7; i++)
+        if (strcmp(path, std_names[i]) == 0) {
+            e->kind = OUT_STDOUT;
+            e->fd = i < 4 ? STDOUT_FILENO : STDERR_FILENO;
+            return NSIM_OK;
+        }
     NSIM_TRY(resolve_target(path, e->target, sizeof e->target, err));
     /* stat the name as given: the kernel follows /proc's magic links
      * (/dev/stdout -> pipe:[N]) that readlink cannot */
@@ -436,9 +456,13 @@ void nsim_out_abort(void)
 int nsim_out_commit(nsim_err *err)
 {
     int rc = NSIM_OK;
-    /* what can fail halfway first: in-place and stdout outputs */
+    /* what can fail halfway first: in-place outputs (a full device), then
+     * stdout, then the renames */
     for (unsigned i = 0; i < nstaged && rc == NSIM_OK; i++)
-        if (staged[i].kind != OUT_RENAME)
+        if (staged[i].kind == OUT_INPLACE)
+            rc = write_in_place(&staged[i], err);
+    for (unsigned i = 0; i < nstaged && rc == NSIM_OK; i++)
+        if (staged[i].kind == OUT_STDOUT)
             rc = write_in_place(&staged[i], err);
     for (unsigned i = 0; i < nstaged && rc == NSIM_OK; i++) {
         out_entry *e = &staged[i];

@@ -64,6 +64,10 @@ void nsim_out_scratch_remove(const char *name);
  * atexit hook that removes what is left. Idempotent. */
 void nsim_out_install_signals(void);
 
+/* Forgets one input: a file the command reads back and then rewrites on
+ * purpose (sweep --resume reads its own output). */
+void nsim_inputs_forget(const char *path);
+
 /* Forgets the inputs read so far (tests; a long-lived caller between
  * commands). */
 void nsim_inputs_reset(void);
