@@ -371,6 +371,28 @@ static void piece_done(net_conn *c, int side, uint32_t k, uint32_t j)
     }
 }
 
+/* Tracing: piece j of slice k completed on QP qi (and the
+ * retransmissions the QP has made since the last look). */
+static void trace_done(net_comm *m, net_conn *c, int side, uint32_t k,
+                       uint32_t j, uint32_t qi)
+{
+    const nsim_xport_env *e = m->sh->env;
+    nsim_time now = nsim_sim_now(e->sim);
+    nsim_tlog_add(e->tlog, &(nsim_trec){.t = now, .slice = k, .conn = c->conn,
+                                        .qp = (uint16_t)qi, .piece = j,
+                                        .side = (uint8_t)side,
+                                        .kind = NSIM_TR_WR_DONE});
+    if (side || qi >= m->nqps)
+        return;
+    uint64_t rx = nsim_qp_get_counters(m->qs[qi]).retransmits;
+    if (rx > m->tr_retx[qi])
+        nsim_tlog_add(e->tlog, &(nsim_trec){.t = now, .slice = k,
+                                            .val = rx, .conn = c->conn,
+                                            .qp = (uint16_t)qi, .piece = j,
+                                            .kind = NSIM_TR_RETX});
+    m->tr_retx[qi] = rx;
+}
+
 /* Matching by id: the slice the immediate names, or NULL (a request of
  * an earlier life of the slot). */
 static net_conn *match_id(net_comm *m, uint32_t imm, uint32_t *k)
@@ -390,9 +412,9 @@ static net_conn *match_id(net_comm *m, uint32_t imm, uint32_t *k)
 static void recv_done(net_comm *m, const nsim_wc *wc)
 {
     net_conn *c;
-    uint32_t k, j;
+    uint32_t k, j, i;
     if (m->by_id) {
-        uint32_t i = (uint32_t)(wc->wr_id & 0xff);
+        i = (uint32_t)(wc->wr_id & 0xff);
         /* the proxy reposts the pre-posted receive it used */
         if (nsim_qp_post_recv(m->qr[i], PREPOST_ID(i)) != NSIM_OK)
             return (void)nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
@@ -404,6 +426,7 @@ static void recv_done(net_comm *m, const nsim_wc *wc)
         c = m->sh->conn_of[WR_CONN(wc->wr_id)];
         k = WR_SLICE(wc->wr_id);
         j = WR_PIECE(wc->wr_id);
+        i = c->qmap[k % SLOTS][j];
     }
     if (WR_ID(c->conn, j, k) != wc->src_wr_id) {
         nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
@@ -415,30 +438,9 @@ static void recv_done(net_comm *m, const nsim_wc *wc)
                       wc->qp_num);
         return;
     }
+    if (m->sh->env->tlog != NULL)
+        trace_done(m, c, 1, k, j, i);
     piece_done(c, 1, k, j);
-}
-
-/* Tracing: a work request completed (and the retransmissions its QP
- * has made since the last look). */
-static void trace_done(net_comm *m, net_conn *c, int side, const nsim_wc *wc)
-{
-    const nsim_xport_env *e = m->sh->env;
-    uint32_t k = WR_SLICE(wc->wr_id), j = WR_PIECE(wc->wr_id);
-    uint32_t qi = c->qmap[k % SLOTS][j];
-    nsim_time now = nsim_sim_now(e->sim);
-    nsim_tlog_add(e->tlog, &(nsim_trec){.t = now, .slice = k, .conn = c->conn,
-                                        .qp = (uint16_t)qi, .piece = j,
-                                        .side = (uint8_t)side,
-                                        .kind = NSIM_TR_WR_DONE});
-    if (side || qi >= m->nqps)
-        return;
-    uint64_t rx = nsim_qp_get_counters(m->qs[qi]).retransmits;
-    if (rx > m->tr_retx[qi])
-        nsim_tlog_add(e->tlog, &(nsim_trec){.t = now, .slice = k,
-                                            .val = rx, .conn = c->conn,
-                                            .qp = (uint16_t)qi, .piece = j,
-                                            .kind = NSIM_TR_RETX});
-    m->tr_retx[qi] = rx;
 }
 
 static void poll_cq(net_comm *m, int side)
@@ -467,7 +469,10 @@ static void poll_cq(net_comm *m, int side)
                 continue;
             }
             if (m->sh->env->tlog != NULL)
-                trace_done(m, c, side, &wc[i]);
+                trace_done(m, c, side, WR_SLICE(wc[i].wr_id),
+                           WR_PIECE(wc[i].wr_id),
+                           c->sqmap[WR_SLICE(wc[i].wr_id) % SLOTS]
+                                   [WR_PIECE(wc[i].wr_id)]);
             piece_done(c, side, WR_SLICE(wc[i].wr_id), WR_PIECE(wc[i].wr_id));
         }
     }
