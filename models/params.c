@@ -123,6 +123,14 @@ const nsim_param_info nsim_param_table[] = {
     P(gpu_memory_latency_ps, TIME, "600 ns",
       "hw 2.5: DMA read round trip device->memory ~0.5-1 us; also one GPU "
       "poll of the tail word a NET proxy stores after a Simple receive"),
+    /* RC receiver-not-ready (harden-faults) */
+    P(ib_min_rnr_timer, COUNT, "12",
+      "nccl 5.2: NCCL's QPs have min_rnr_timer 12; IBTA vol. 1 9.7.5.2.8 / "
+      "ibv_modify_qp(3) code 12 = 0.64 ms, the wait an RNR NAK asks for "
+      "(range 0..31)"),
+    P(ib_rnr_retry, COUNT, "7",
+      "nccl 5.2: NCCL's QPs have rnr_retry 7, which verbs takes as retry "
+      "for ever (ibv_modify_qp(3); range 0..7)"),
     {NULL, 0, 0, NULL, NULL},
 };
 

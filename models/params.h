@@ -64,6 +64,9 @@ typedef struct nsim_params {
     nsim_time proxy_action_ps;
     nsim_time net_reconnect_ps;
     nsim_time gpu_memory_latency_ps;
+    /* RC receiver-not-ready (harden-faults) */
+    uint64_t ib_min_rnr_timer;
+    uint64_t ib_rnr_retry;
 } nsim_params;
 
 typedef enum nsim_param_kind {
