@@ -123,6 +123,21 @@ const nsim_param_info nsim_param_table[] = {
     P(gpu_memory_latency_ps, TIME, "600 ns",
       "hw 2.5: DMA read round trip device->memory ~0.5-1 us; also one GPU "
       "poll of the tail word a NET proxy stores after a Simple receive"),
+    /* flow fidelity (scale-flow) */
+    P(flow_control_bytes, BYTES, "256",
+      "solver setting, not hardware: a piece with at most this many wire "
+      "bytes on every hop (IB ACK 30 B, CTS 64 B, a zero-byte "
+      "WRITE_WITH_IMM) is a delay in flow fidelity and shares no "
+      "bandwidth; its bytes are < 1 % of a 64 KiB slice's"),
+    P(flow_passes, COUNT, "4",
+      "solver setting: recompute passes after a change; a flow whose rate "
+      "falls passes the room it leaves to the flows of its other servers "
+      "in the next pass (4: the agreement grid is unchanged from 8)"),
+    P(flow_auto_packets, COUNT, "30000000",
+      "solver setting: --fidelity auto runs flow when the packet model "
+      "would move more than this many MTU packets and stream pieces "
+      "(about 10-20 s of packet simulation on this machine, "
+      "scripts/bench.sh)"),
     {NULL, 0, 0, NULL, NULL},
 };
 

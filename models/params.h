@@ -64,6 +64,10 @@ typedef struct nsim_params {
     nsim_time proxy_action_ps;
     nsim_time net_reconnect_ps;
     nsim_time gpu_memory_latency_ps;
+    /* flow fidelity (models/flow.h) */
+    uint64_t flow_control_bytes; /* pieces this small are delays only */
+    uint64_t flow_passes;        /* recompute passes per change */
+    uint64_t flow_auto_packets;  /* --fidelity auto: flow above this */
 } nsim_params;
 
 typedef enum nsim_param_kind {

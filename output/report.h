@@ -27,6 +27,7 @@ typedef struct nsim_report_meta {
     int root; /* -1 where it does not apply */
     int show_choice; /* append algorithm/protocol (and predicted time) */
     int show_pred;
+    const char *fidelity; /* NULL or "packet": not printed (the default) */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);
