@@ -46,12 +46,17 @@ struct flow {
     use *use;
     uint32_t nuse, cap;
     uint32_t mark, frozen; /* recompute epochs */
-    flow *next_free;
+    uint32_t fifo;       /* its first server + 1 if that one is FIFO */
+    flow *next_free;     /* also: the next flow waiting at a FIFO */
 };
 
 typedef struct srv {
     ref *r;
     uint32_t n, cap;
+    /* a thread block or DMA engine (raw, first on its flows' paths) is a
+     * FIFO: one flow at a time passes it, the rest wait their turn */
+    flow *head, *wait_head, *wait_tail;
+    double waiting;      /* bytes of the waiting flows */
     uint32_t mark, ver;
     uint8_t dirty;
     double rcap, wsum;
@@ -247,6 +252,27 @@ static void detach(nsim_flownet *fn, flow *f)
     f->armed = 0;
 }
 
+static void start(nsim_flownet *fn, flow *f);
+
+/* f leaves the FIFO it heads: the next waiting flow starts. */
+static void fifo_next(nsim_flownet *fn, flow *f)
+{
+    if (f->fifo == 0)
+        return;
+    srv *s = &fn->s[f->fifo - 1];
+    if (s->head != f)
+        return;
+    s->head = NULL;
+    flow *n = s->wait_head;
+    if (n == NULL)
+        return;
+    s->wait_head = n->next_free;
+    if (s->wait_head == NULL)
+        s->wait_tail = NULL;
+    s->waiting -= n->rem;
+    start(fn, n);
+}
+
 /* ---- delivery --------------------------------------------------------------- */
 
 static void deliver(nsim_flownet *fn, nsim_piece *p)
@@ -270,6 +296,7 @@ static void on_end(nsim_sim *sim, nsim_event *ev)
     nsim_piece_fn *drained = f->drained;
     f->armed = 0;
     detach(fn, f);
+    fifo_next(fn, f);
     flow_put(fn, f);
     if (drained != NULL)
         drained(sim, p);
@@ -521,11 +548,26 @@ static nsim_time wire_ps(uint64_t bytes, double bw)
 
 static void start(nsim_flownet *fn, flow *f)
 {
+    if (f->fifo != 0) {
+        srv *s = &fn->s[f->fifo - 1];
+        if (s->head != NULL && s->head != f) {
+            f->next_free = NULL;
+            if (s->wait_tail != NULL)
+                s->wait_tail->next_free = f;
+            else
+                s->wait_head = f;
+            s->wait_tail = f;
+            s->waiting += f->rem;
+            return;
+        }
+        s->head = f;
+    }
     for (uint32_t h = 0; h < f->p->nhops; h++)
         if (nsim_fabric_server_info(fn->fab, f->p->path[h]).down) {
             /* lost on a down link (the owner's timers notice) */
             nsim_fabric_count_drop(fn->fab, f->p->path[h]);
             nsim_fabric_piece_release(fn->fab, f->p);
+            fifo_next(fn, f);
             flow_put(fn, f);
             return;
         }
@@ -602,6 +644,8 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
     f->rem = (double)bytes;
     f->tail = lat + sum_unit - max_unit;
     f->drained = drained;
+    if (nsim_fabric_server_info(fn->fab, p->path[0]).wire == NSIM_WIRE_RAW)
+        f->fifo = p->path[0] + 1;
     if (p->start_delay == 0) {
         /* on its servers at once: free_at sees it */
         start(fn, f);
@@ -627,6 +671,7 @@ nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t id)
         if (rem > 0)
             work += rem * f->use[s->r[k].u].coef;
     }
+    work += s->waiting;
     return now + (bw > 0 ? (nsim_time)(work / bw * (double)NSIM_PS_PER_S)
                          : 0);
 }
@@ -647,6 +692,7 @@ void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
         nsim_fabric_count_drop(fn->fab, id);
         detach(fn, f);
         nsim_fabric_piece_release(fn->fab, f->p);
+        fifo_next(fn, f);
         flow_put(fn, f);
     }
 }

@@ -153,6 +153,8 @@ struct nsim_qp {
     uint32_t flow_key, flow_dpsn;
     uint32_t flow_busy; /* flow_key of the message on the wire, or 0: the
                          * QP sends its messages one after the other */
+    int flow_pipe;      /* the next message's DMA read overlapped the last
+                         * one's wire time (the HCA reads ahead) */
     nsim_piece *park;
     uint32_t park_cap; /* power of two */
     int in_ready;
@@ -1099,7 +1101,9 @@ static void on_flow_drained(nsim_sim *sim, nsim_piece *p)
     (void)sim;
     if (q->flow_busy == flow_key(q)) {
         q->flow_busy = 0;
+        q->flow_pipe = 1;
         wake(q);
+        q->flow_pipe = 0;
     }
 }
 
@@ -1115,7 +1119,10 @@ static int send_flow(nsim_hca *h, nsim_qp *q, const wr_ent *e, nsim_piece *p,
     }
     *p = (nsim_piece){q->flow_path, q->nflow, 0, n, flags, on_flow_done, q,
                       TAG(PK_DATA, q->epoch, q->gen, idx % q->sq_depth, psn),
-                      e->lmr ? e->lmr->read_delay : q->read_delay, NULL};
+                      q->flow_pipe ? 0
+                      : e->lmr     ? e->lmr->read_delay
+                                   : q->read_delay,
+                      NULL};
     q->st.packets += wire_packets(q, n);
     q->st.bytes += n;
     if (q->rate_mbps)
