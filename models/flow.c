@@ -47,6 +47,7 @@ struct flow {
     uint32_t nuse, cap;
     uint32_t mark, frozen; /* recompute epochs */
     uint32_t fifo;       /* its first server + 1 if that one is FIFO */
+    uint8_t live;        /* on its servers (or waiting at a FIFO) */
     flow *next_free;     /* also: the next flow waiting at a FIFO */
 };
 
@@ -58,7 +59,11 @@ typedef struct srv {
     flow *head, *wait_head, *wait_tail;
     double waiting;      /* bytes of the waiting flows */
     uint32_t mark, ver;
-    uint8_t dirty;
+    uint8_t dirty, force; /* force: all its flows are recomputed */
+    uint8_t down;
+    uint32_t wcount;      /* uses by the work set (all: s->n) */
+    double bw;            /* cached from the fabric */
+    double load;          /* sum of rate x coef of its flows */
     double rcap, wsum;
 } srv;
 
@@ -82,6 +87,8 @@ struct nsim_flownet {
     flow_block *blocks;
     uint32_t *dirty;
     uint32_t ndirty, dirty_cap;
+    flow **fresh;        /* flows started since the last recompute */
+    uint32_t nfresh, fresh_cap;
     int pending; /* a recompute is scheduled for this instant */
     uint32_t epoch;
     flow **work;
@@ -143,6 +150,7 @@ void nsim_flownet_destroy(nsim_flownet *fn)
         free(fn->s[i].r);
     free(fn->s);
     free(fn->dirty);
+    free(fn->fresh);
     free(fn->work);
     free(fn->wsrv);
     free(fn->heap);
@@ -164,6 +172,11 @@ static int sync_servers(nsim_flownet *fn)
     if (s == NULL)
         return NSIM_ENOMEM;
     memset(s + fn->ns, 0, (size_t)(n - fn->ns) * sizeof *s);
+    for (uint32_t i = fn->ns; i < n; i++) {
+        nsim_server_info si = nsim_fabric_server_info(fn->fab, i);
+        s[i].bw = si.bw;
+        s[i].down = (uint8_t)si.down;
+    }
     fn->s = s;
     fn->ns = n;
     return NSIM_OK;
@@ -201,8 +214,26 @@ static void flow_put(nsim_flownet *fn, flow *f)
 
 static void on_recompute(nsim_sim *sim, nsim_event *ev);
 
-static void mark_dirty(nsim_flownet *fn, uint32_t s)
+static int saturated(const srv *s)
 {
+    return s->down || s->load >= s->bw * (1 - 1e-6);
+}
+
+static void schedule_recompute(nsim_flownet *fn)
+{
+    if (!fn->pending) {
+        fn->pending = 1;
+        if (nsim_sim_schedule(fn->sim, 0, on_recompute, fn, 0, 0, NULL) !=
+            NSIM_OK)
+            oom(fn);
+    }
+}
+
+/* Server s changed: its flows are recomputed if it is saturated then, or
+ * with force in any case. */
+static void mark_dirty(nsim_flownet *fn, uint32_t s, int force)
+{
+    fn->s[s].force |= (uint8_t)force;
     if (fn->s[s].dirty)
         return;
     if (grow((void **)&fn->dirty, &fn->dirty_cap, fn->ndirty + 1,
@@ -212,12 +243,7 @@ static void mark_dirty(nsim_flownet *fn, uint32_t s)
     }
     fn->s[s].dirty = 1;
     fn->dirty[fn->ndirty++] = s;
-    if (!fn->pending) {
-        fn->pending = 1;
-        if (nsim_sim_schedule(fn->sim, 0, on_recompute, fn, 0, 0, NULL) !=
-            NSIM_OK)
-            oom(fn);
-    }
+    schedule_recompute(fn);
 }
 
 /* ---- joining and leaving servers ------------------------------------------ */
@@ -229,9 +255,14 @@ static int attach(nsim_flownet *fn, flow *f)
         NSIM_TRY(grow((void **)&s->r, &s->cap, s->n + 1, sizeof *s->r));
         f->use[i].pos = s->n;
         s->r[s->n++] = (ref){f, i};
-        mark_dirty(fn, f->use[i].srv);
+        mark_dirty(fn, f->use[i].srv, 0);
     }
+    f->live = 1;
     f->t_last = nsim_sim_now(fn->sim);
+    NSIM_TRY(grow((void **)&fn->fresh, &fn->fresh_cap, fn->nfresh + 1,
+                  sizeof *fn->fresh));
+    fn->fresh[fn->nfresh++] = f;
+    schedule_recompute(fn);
     return NSIM_OK;
 }
 
@@ -245,8 +276,13 @@ static void detach(nsim_flownet *fn, flow *f)
             s->r[pos] = last;
             last.f->use[last.u].pos = pos;
         }
-        mark_dirty(fn, f->use[i].srv);
+        /* its share goes to the others if the server was their limit */
+        mark_dirty(fn, f->use[i].srv, saturated(s));
+        s->load -= f->rate * f->use[i].coef;
+        if (s->n == 0 || s->load < 0)
+            s->load = 0;
     }
+    f->live = 0;
     if (f->armed)
         (void)nsim_sim_cancel(fn->sim, f->end);
     f->armed = 0;
@@ -317,6 +353,8 @@ static void set_rate(nsim_flownet *fn, flow *f, double rate)
     if (f->rem < 0)
         f->rem = 0;
     f->t_last = now;
+    for (uint32_t i = 0; i < f->nuse; i++)
+        fn->s[f->use[i].srv].load += (rate - f->rate) * f->use[i].coef;
     f->rate = rate;
     if (f->armed)
         (void)nsim_sim_cancel(fn->sim, f->end);
@@ -381,24 +419,40 @@ static double level(const srv *s)
     return (s->rcap > 0 ? s->rcap : 0) / s->wsum;
 }
 
-/* The working flows (on a dirty server) and the servers they use, with
- * the room the other flows leave on them. */
+static int work_add(nsim_flownet *fn, flow *f)
+{
+    if (f->mark == fn->epoch || !f->live)
+        return NSIM_OK;
+    f->mark = fn->epoch;
+    NSIM_TRY(grow((void **)&fn->work, &fn->work_cap, fn->nwork + 1,
+                  sizeof *fn->work));
+    fn->work[fn->nwork++] = f;
+    return NSIM_OK;
+}
+
+/* The working flows: those started since, and every flow on a changed
+ * server that is (or was, for a flow that left) its limit; and the
+ * servers they use, with the room the other flows leave on them. */
 static int gather(nsim_flownet *fn)
 {
     uint32_t ep = fn->epoch;
     fn->nwork = fn->nwsrv = 0;
+    for (uint32_t i = 0; i < fn->nfresh; i++)
+        NSIM_TRY(work_add(fn, fn->fresh[i]));
+    fn->nfresh = 0;
     for (uint32_t i = 0; i < fn->ndirty; i++) {
         srv *s = &fn->s[fn->dirty[i]];
-        s->dirty = 0;
+        int all = s->force || saturated(s);
+        s->dirty = s->force = 0;
+        if (!all)
+            continue;
+        double load = 0;
         for (uint32_t k = 0; k < s->n; k++) {
             flow *f = s->r[k].f;
-            if (f->mark == ep)
-                continue;
-            f->mark = ep;
-            NSIM_TRY(grow((void **)&fn->work, &fn->work_cap, fn->nwork + 1,
-                          sizeof *fn->work));
-            fn->work[fn->nwork++] = f;
+            load += f->rate * f->use[s->r[k].u].coef;
+            NSIM_TRY(work_add(fn, f));
         }
+        s->load = load; /* exact again */
     }
     fn->ndirty = 0;
     for (uint32_t i = 0; i < fn->nwork; i++) {
@@ -407,23 +461,17 @@ static int gather(nsim_flownet *fn)
             uint32_t id = f->use[k].srv;
             srv *s = &fn->s[id];
             if (s->mark != ep) {
-                nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
                 s->mark = ep;
-                s->rcap = si.down ? 0 : si.bw;
+                s->rcap = s->down ? 0 : s->bw - s->load;
                 s->wsum = 0;
+                s->wcount = 0;
                 NSIM_TRY(grow((void **)&fn->wsrv, &fn->wsrv_cap,
                               fn->nwsrv + 1, sizeof *fn->wsrv));
                 fn->wsrv[fn->nwsrv++] = id;
             }
             s->wsum += f->use[k].coef;
-        }
-    }
-    for (uint32_t i = 0; i < fn->nwsrv; i++) {
-        srv *s = &fn->s[fn->wsrv[i]];
-        for (uint32_t k = 0; k < s->n; k++) {
-            const flow *g = s->r[k].f;
-            if (g->mark != ep)
-                s->rcap -= g->rate * g->use[s->r[k].u].coef;
+            s->wcount++;
+            s->rcap += f->rate * f->use[k].coef; /* its own load back */
         }
     }
     return NSIM_OK;
@@ -491,8 +539,15 @@ static void recompute(nsim_flownet *fn)
                 continue;
             if (nr < old * (1 - PROPAGATE_REL) && pass + 1 < passes)
                 for (uint32_t k = 0; k < f->nuse; k++)
-                    mark_dirty(fn, f->use[k].srv);
+                    mark_dirty(fn, f->use[k].srv, 1);
             set_rate(fn, f, nr);
+        }
+        /* a server the working flows filled up, with other flows on it
+         * that kept their rates: share it out among all of them */
+        for (uint32_t i = 0; pass + 1 < passes && i < fn->nwsrv; i++) {
+            srv *s = &fn->s[fn->wsrv[i]];
+            if (saturated(s) && s->wcount < s->n)
+                mark_dirty(fn, fn->wsrv[i], 1);
         }
     }
     /* what is left dirty after the last pass waits for the next change */
@@ -663,7 +718,7 @@ nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t id)
     if (id >= fn->ns)
         return now;
     const srv *s = &fn->s[id];
-    double bw = nsim_fabric_server_info(fn->fab, id).bw, work = 0;
+    double bw = s->bw, work = 0;
     for (uint32_t k = 0; k < s->n; k++) {
         const flow *f = s->r[k].f;
         double rem = f->rem - f->rate * (double)(now - f->t_last) /
@@ -682,11 +737,14 @@ void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
         oom(fn);
         return;
     }
-    if (!nsim_fabric_server_info(fn->fab, id).down) {
-        mark_dirty(fn, id);
+    nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
+    srv *s = &fn->s[id];
+    s->bw = si.bw;
+    s->down = (uint8_t)si.down;
+    if (!si.down) {
+        mark_dirty(fn, id, 1);
         return;
     }
-    srv *s = &fn->s[id];
     while (s->n > 0) {
         flow *f = s->r[s->n - 1].f;
         nsim_fabric_count_drop(fn->fab, id);
