@@ -2,14 +2,16 @@
 # Scale benchmarks in flow fidelity (issue 12 item 4): clusters of DGX H100
 # nodes on a rail fat tree, built with `ncclsim topo build`. Prints, per
 # run: ranks, wall seconds, CPU seconds, engine events and peak RSS, then
-# the exponent of wall time vs ranks (least squares on log-log) for the
-# ring series. Never fails on speed; a run over its time limit is "cut".
+# the exponents of wall time, CPU time and events vs ranks (least squares
+# on log-log) for the ring series. Never fails on speed; a run over its time limit is "cut".
 #
 #   sh scripts/bench.sh --scale            the targets (long: minutes)
 #   sh scripts/bench.sh --scale --quick    ring series up to 512 ranks
 #   NSIM_SCALE_LIMIT=600                   seconds per run before the cut
 set -e
 cd "$(dirname "$0")/.."
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
 quick=0
 for a in "$@"; do [ "$a" = "--quick" ] && quick=1; done
 limit=${NSIM_SCALE_LIMIT:-600}
@@ -45,7 +47,7 @@ run() {
         ev=$(sed -n 's/.* \([0-9]*\) events.*/\1/p' "$out" | tail -1)
         printf '%-34s %7d %9.2f %9.2f %12s %8.0f MB  (target < %s s)\n' \
             "$label" "$ranks" "$1" "$2" "$ev" "$(($3 / 1024))" "$target"
-        [ "$label" = ring ] && echo "$ranks $1" >>"$dir/fit"
+        [ "$label" = ring ] && echo "$ranks $1 $2 $ev" >>"$dir/fit"
     else
         printf '%-34s %7d %9s %9s %12s %11s  (target < %s s): %s\n' \
             "$label" "$ranks" "cut" "-" "-" "-" "$target" \
@@ -63,10 +65,14 @@ if [ $quick = 0 ]; then
     run "alltoall 64 MiB" 128 alltoall_perf 64M 30
     run "NCCL default allreduce 1 GiB" 16384 all_reduce_perf 1G 60
 fi
+# exponent of column c against ranks: least squares on log-log
+fit() {
+    awk -v c="$1" -v what="$2" '{x = log($1); y = log($c); n++; sx += x
+          sy += y; sxx += x * x; sxy += x * y}
+         END {if (n > 1) printf "# ring: %s ~ ranks^%.2f over %d runs (least squares, log-log)\n", what, (n * sxy - sx * sy) / (n * sxx - sx * sx), n}' "$dir/fit"
+}
 if [ -f "$dir/fit" ]; then
-    awk '{x = log($1); y = log($2); n++; sx += x; sy += y; sxx += x * x;
-          sxy += x * y}
-         END {if (n > 1) printf "# ring: wall ~ ranks^%.2f (%d runs, " \
-              "least squares on log-log)\n", (n * sxy - sx * sy) /
-              (n * sxx - sx * sx), n}' "$dir/fit"
+    fit 2 "wall"
+    fit 3 "cpu"
+    fit 4 "events"
 fi
