@@ -131,6 +131,21 @@ const nsim_param_info nsim_param_table[] = {
     P(ib_rnr_retry, COUNT, "7",
       "nccl 5.2: NCCL's QPs have rnr_retry 7, which verbs takes as retry "
       "for ever (ibv_modify_qp(3); range 0..7)"),
+    /* flow fidelity (scale-flow) */
+    P(flow_control_bytes, BYTES, "256",
+      "solver setting, not hardware: a piece with at most this many wire "
+      "bytes on every hop (IB ACK 30 B, CTS 64 B, a zero-byte "
+      "WRITE_WITH_IMM) is a delay in flow fidelity and shares no "
+      "bandwidth; its bytes are < 1 % of a 64 KiB slice's"),
+    P(flow_passes, COUNT, "4",
+      "solver setting: recompute passes after a change; a flow whose rate "
+      "falls passes the room it leaves to the flows of its other servers "
+      "in the next pass (4: the agreement grid is unchanged from 8)"),
+    P(flow_auto_packets, COUNT, "30000000",
+      "solver setting: --fidelity auto runs flow when the packet model "
+      "would move more than this many MTU packets and stream pieces "
+      "(about 10-20 s of packet simulation on this machine, "
+      "scripts/bench.sh)"),
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -185,6 +200,10 @@ static const param_range range_overrides[] = {
     {"cts_entry_bytes", 1, 4096, "1 B .. 4 KiB"},
     {"ib_timeout_unit_ps", 1e3, 1e12, "1 ns .. 1 s"},
     {"qp_rate_limit_mbps", 0, 1e7, "0 .. 10000000 Mb/s (0: none)"},
+    /* flow fidelity: at least one pass; auto from one packet to 10^15 */
+    {"flow_control_bytes", 0, 65536, "0 .. 64 KiB"},
+    {"flow_passes", 1, 64, "1 .. 64 passes"},
+    {"flow_auto_packets", 1, 1e15, "1 .. 10^15 packets"},
     {NULL, 0, 0, NULL},
 };
 
