@@ -282,7 +282,10 @@ static int full_io(int fd, void *buf, size_t len, int wr)
 static void worker_main(sweep_cli *c, int cmd, int res)
 {
     uint32_t point;
+    /* the parent's temporary files are the parent's to remove */
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     while (full_io(cmd, &point, sizeof point, 0) == 0) {
         nsim_err err = {0};
         nsim_sweep_row *r = NULL;
@@ -451,6 +454,23 @@ static int run_parallel(sweep_cli *c, nsim_err *err)
 /* --- MPI: points split over ranks, rows gathered on rank 0 --- */
 
 #ifdef NSIM_HAVE_MPI
+/* A rank done with its points waits for the others without spinning (an
+ * MPI collective busy-polls, taking a core from the ranks still
+ * simulating when ranks share cores). */
+static void idle_barrier(void)
+{
+    MPI_Request req;
+    int done = 0;
+    struct timespec ms = {0, 5000000};
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    for (;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        nanosleep(&ms, NULL);
+    }
+}
+
 static int run_mpi(sweep_cli *c, int rank, int size, nsim_err *err)
 {
     int rc = NSIM_OK, any = 0;
@@ -478,6 +498,7 @@ static int run_mpi(sweep_cli *c, int rank, int size, nsim_err *err)
         free(r);
     }
     int mine = rc != NSIM_OK;
+    idle_barrier();
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
         if (!mine)
