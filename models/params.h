@@ -64,6 +64,8 @@ typedef struct nsim_params {
     nsim_time proxy_action_ps;
     nsim_time net_reconnect_ps;
     nsim_time gpu_memory_latency_ps;
+    /* host backend (validate): a CPU core as a rank */
+    double host_core_copy_bw;
 } nsim_params;
 
 typedef enum nsim_param_kind {

@@ -66,5 +66,6 @@ int nsim_cmd_log(int argc, char **argv);
 int nsim_cmd_run(int argc, char **argv);
 int nsim_cmd_plan(int argc, char **argv);
 int nsim_cmd_params(int argc, char **argv);
+int nsim_cmd_validate(int argc, char **argv);
 
 #endif
