@@ -354,6 +354,9 @@ static int measure_one(const nsim_scenario *s, const vopts *o,
         vo.timeout_s = o->timeout_s;
         NSIM_TRY(nsim_verbs_measure(&vo, plan, dt, op, o->warmup, o->iters,
                                     o->check, &m, err));
+    } else if (strcmp(o->backend, "cuda") == 0) {
+        NSIM_TRY(nsim_cuda_measure(plan, dt, op, o->warmup, o->iters,
+                                   o->check, o->timeout_s, &m, err));
     } else if (nc != NULL) {
         NSIM_TRY(nsim_nccl_measure_size(nc, row->size, &m, err));
     } else {

@@ -42,6 +42,14 @@ NSIM_NODISCARD int nsim_verbs_measure(const nsim_verbs_opts *o,
 /* ---- cuda ------------------------------------------------------------ */
 /* At least one CUDA device (cudaGetDeviceCount, its error named). */
 NSIM_NODISCARD int nsim_cuda_check_device(nsim_err *err);
+/* The plan on the GPUs present (rank r on GPU r mod GPUs): a kernel per
+ * rank and op, a block per lane, slots on the receiver's GPU, flags for
+ * tail and head, CUDA events around the iterations. */
+NSIM_NODISCARD int nsim_cuda_measure(const nsim_plan *plan, nsim_hdt dt,
+                                     nsim_hop op, uint32_t warmup,
+                                     uint32_t iters, int check,
+                                     double timeout_s, nsim_hwx_measure *m,
+                                     nsim_err *err);
 /* One GPU: a thread block's copy and reduce rate against the number of
  * blocks, kernel launch overhead, pinned host<->device rates; written
  * as a measurement file naming the GPU. */

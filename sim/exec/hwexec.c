@@ -699,3 +699,88 @@ int nsim_hwx_measure_size(nsim_hwx *x, uint32_t warmup, uint32_t iters,
     }
     return NSIM_OK;
 }
+
+/* ---- the same views for backends with their own buffers (cuda) ------- */
+
+static nsim_hwx view_of(const nsim_plan *p, nsim_hdt dt, nsim_hop op,
+                        rank_buf *bufs)
+{
+    nsim_hwx v;
+    memset(&v, 0, sizeof v);
+    v.p = p;
+    v.cfg.plan = p;
+    v.cfg.dtype = dt;
+    v.cfg.op = op;
+    v.ts = nsim_hdt_size(dt);
+    v.block = p->req.bytes / p->nranks;
+    v.bufs = bufs;
+    nsim_hwx_buffer_bytes(p, &v.in_bytes, &v.out_bytes);
+    return v;
+}
+
+int nsim_hwx_op_io(const nsim_plan *p, uint32_t rank, const nsim_plan_op *op,
+                   int64_t *in_off, int64_t *out_off)
+{
+    nsim_hwx v = view_of(p, NSIM_HDT_UINT8, NSIM_HOP_SUM, NULL);
+    op_offsets(&v, rank, op, in_off, out_off);
+    if (*in_off == UNUSED || op->bytes == 0)
+        *in_off = -1;
+    if (*out_off == UNUSED || op->bytes == 0)
+        *out_off = -1;
+    return *in_off < -1 || *out_off < -1 ? -1 : 0;
+}
+
+int nsim_hwx_check_plan(const nsim_plan *p, nsim_hdt dt, nsim_err *err)
+{
+    nsim_hwx v = view_of(p, dt, NSIM_HOP_SUM, NULL);
+    return check_plan(&v, err);
+}
+
+void nsim_hwx_place(const nsim_plan *p, uint32_t rank, int in_place,
+                    uint8_t *in, uint8_t *out, uint8_t **pin, uint8_t **pout)
+{
+    rank_buf one = {in, out};
+    rank_buf *bufs = calloc(p->nranks, sizeof *bufs);
+    if (bufs == NULL) {
+        *pin = in;
+        *pout = out;
+        return;
+    }
+    bufs[rank] = one;
+    nsim_hwx v = view_of(p, NSIM_HDT_UINT8, NSIM_HOP_SUM, bufs);
+    job_bufs(&v, rank, in_place, pin, pout);
+    free(bufs);
+}
+
+static int with_view(const nsim_plan *p, nsim_hdt dt, nsim_hop op,
+                     uint32_t rank, uint8_t *in, uint8_t *out, int in_place,
+                     int do_check, int64_t *wrong)
+{
+    rank_buf *bufs = calloc(p->nranks, sizeof *bufs);
+    if (bufs == NULL)
+        return NSIM_ENOMEM;
+    bufs[rank] = (rank_buf){in, out};
+    nsim_hwx v = view_of(p, dt, op, bufs);
+    if (do_check)
+        *wrong = check(&v, rank, in_place);
+    else
+        fill(&v, rank, in_place);
+    free(bufs);
+    return NSIM_OK;
+}
+
+int nsim_hwx_fill_host(const nsim_plan *p, nsim_hdt dt, nsim_hop op,
+                       uint32_t rank, int in_place, uint8_t *in, uint8_t *out)
+{
+    return with_view(p, dt, op, rank, in, out, in_place, 0, NULL);
+}
+
+int64_t nsim_hwx_check_host(const nsim_plan *p, nsim_hdt dt, nsim_hop op,
+                            uint32_t rank, int in_place, uint8_t *in,
+                            uint8_t *out)
+{
+    int64_t w = -1;
+    if (with_view(p, dt, op, rank, in, out, in_place, 1, &w) != NSIM_OK)
+        return -1;
+    return w;
+}

@@ -106,6 +106,23 @@ NSIM_NODISCARD int nsim_hwx_measure_size(nsim_hwx *x, uint32_t warmup,
                                          void *alive_arg,
                                          nsim_hwx_measure *m, nsim_err *err);
 
+/* For backends with buffers of their own (cuda): an op's byte offsets
+ * in the rank's send and receive buffers (-1: not used; the call returns
+ * -1 for a plan that points outside), the plan check, the in-place
+ * pointers, and the fill and check of nccl-tests on host copies of a
+ * rank's buffers (in: the send buffer, out: the receive buffer). */
+int nsim_hwx_op_io(const nsim_plan *p, uint32_t rank, const nsim_plan_op *op,
+                   int64_t *in_off, int64_t *out_off);
+NSIM_NODISCARD int nsim_hwx_check_plan(const nsim_plan *p, nsim_hdt dt,
+                                       nsim_err *err);
+void nsim_hwx_place(const nsim_plan *p, uint32_t rank, int in_place,
+                    uint8_t *in, uint8_t *out, uint8_t **pin, uint8_t **pout);
+int nsim_hwx_fill_host(const nsim_plan *p, nsim_hdt dt, nsim_hop op,
+                       uint32_t rank, int in_place, uint8_t *in, uint8_t *out);
+int64_t nsim_hwx_check_host(const nsim_plan *p, nsim_hdt dt, nsim_hop op,
+                            uint32_t rank, int in_place, uint8_t *in,
+                            uint8_t *out);
+
 /* Per-rank buffer sizes of the plan's collective (nccl-tests' send and
  * receive buffers). */
 void nsim_hwx_buffer_bytes(const nsim_plan *p, uint64_t *in, uint64_t *out);
