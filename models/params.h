@@ -86,6 +86,9 @@ typedef struct nsim_param_info {
 /* The table, NULL-name terminated. */
 extern const nsim_param_info nsim_param_table[];
 
+/* The range a param's value must lie in, as text ("4 KiB .. 64 MiB"). */
+const char *nsim_param_range_text(const nsim_param_info *pi);
+
 /* Fills p with the defaults of the table. */
 void nsim_params_defaults(nsim_params *p);
 /* Applies an object {"name": value, ...}: value a string with its unit (or

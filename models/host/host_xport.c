@@ -6,6 +6,7 @@
 #include "host_xport.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +298,41 @@ int nsim_host_measure(const nsim_host_cfg *cfg, nsim_hwx_measure *m,
     nsim_hwx_destroy(x);
     munmap(shm, total);
     return rc;
+}
+
+typedef struct bw_job {
+    uint64_t bytes;
+    uint32_t reps;
+    double bw;
+} bw_job;
+
+static void *bw_thread(void *arg)
+{
+    bw_job *j = arg;
+    j->bw = nsim_host_memcpy_bw(j->bytes, j->reps);
+    return NULL;
+}
+
+double nsim_host_memcpy_bw_all(uint32_t threads, uint64_t bytes,
+                               uint32_t reps)
+{
+    pthread_t *t = calloc(threads, sizeof *t);
+    bw_job *j = calloc(threads, sizeof *j);
+    double sum = 0;
+    uint32_t started = 0;
+    for (uint32_t i = 0; t && j && i < threads; i++) {
+        j[i] = (bw_job){bytes, reps, 0};
+        if (pthread_create(&t[i], NULL, bw_thread, &j[i]) != 0)
+            break;
+        started++;
+    }
+    for (uint32_t i = 0; i < started; i++) {
+        pthread_join(t[i], NULL);
+        sum += j[i].bw;
+    }
+    free(t);
+    free(j);
+    return sum;
 }
 
 double nsim_host_memcpy_bw(uint64_t bytes, uint32_t reps)

@@ -41,5 +41,8 @@ NSIM_NODISCARD int nsim_host_measure(const nsim_host_cfg *cfg,
 /* One thread's memcpy rate (bytes/s) over bytes-sized buffers, the best
  * of reps: what one core streams (the host topology's link figure). */
 double nsim_host_memcpy_bw(uint64_t bytes, uint32_t reps);
+/* The sum of threads such copies running at once: the memory's rate. */
+double nsim_host_memcpy_bw_all(uint32_t threads, uint64_t bytes,
+                               uint32_t reps);
 
 #endif

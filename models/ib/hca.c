@@ -51,6 +51,11 @@ enum pkind {
 
 #define NONE UINT64_MAX
 #define MAX_WR 32768u    /* hw 4.2: max_qp_wr */
+/* Queues and CQs start with room for RING_MIN entries and double (up to
+ * their depth) when what is outstanding fills them: memory follows what is
+ * in flight, not the depth (tens of thousands of NET connections post a
+ * few WRs each). Depth limits are checked against the depth, as before. */
+#define RING_MIN 16u
 #define KEY_IDX_BITS 20u /* key = (device + 1) << 20 | (MR index + 1) */
 
 typedef struct wr_ent {
@@ -88,6 +93,7 @@ struct nsim_cq {
     nsim_hca *h;
     nsim_wc *ring;
     uint32_t depth, head, len;
+    uint32_t ring_cap, pend_cap; /* powers of two, grown up to depth */
     nsim_wc *pend;   /* CQEs on their way to host memory, in order */
     uint32_t pend_head, pend_len;
     int error;
@@ -105,8 +111,8 @@ struct nsim_qp {
     nsim_cq *scq, *rcq;
     nsim_qp *remote;
     /* send queue (requester) */
-    wr_ent *sq;
-    uint32_t sq_depth;
+    wr_ent *sq;      /* ring of sq_cap: WR j at j & (sq_cap - 1) */
+    uint32_t sq_depth, sq_cap;
     uint64_t sq_free, sq_head, sq_next, sq_tail;
     uint32_t next_psn, acked_psn, retries, rd_out;
     uint8_t resp_gap;           /* a READ response gap was acted upon */
@@ -121,8 +127,8 @@ struct nsim_qp {
     nsim_time blocked_since;
     uint32_t drop_psn, drop_times;
     /* receive queue and responder state */
-    nsim_recv_wr *rq;
-    uint32_t rq_depth;
+    nsim_recv_wr *rq; /* ring of rq_cap: WR j at j & (rq_cap - 1) */
+    uint32_t rq_depth, rq_cap;
     uint64_t rq_head, rq_cons, rq_tail;
     uint32_t access, epsn, rx_since_ack;
     uint8_t nak_sent;
@@ -173,6 +179,62 @@ static void oom(nsim_hca *h)
 {
     nsim_sim_fail(h->sim, NSIM_ENOMEM, "hca: out of memory");
 }
+
+/* ---- growing rings --------------------------------------------------- */
+
+/* The first power of two >= n (n <= 2^31). */
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t c = 1;
+    while (c < n)
+        c <<= 1;
+    return c;
+}
+
+static uint32_t ring_start(uint32_t depth)
+{
+    uint32_t full = pow2_at_least(depth ? depth : 1);
+    return full < RING_MIN ? full : RING_MIN;
+}
+
+/* Doubles a ring of *cap elements of size sz, keeping every entry at
+ * absolute index j in [tail - *cap, tail) at j & (cap - 1), so a lookup by
+ * the low bits of an index finds what it found before. */
+static int ring_grow(void **ring, uint32_t *cap, size_t sz, uint64_t tail)
+{
+    uint32_t oc = *cap, nc = oc * 2;
+    char *n = malloc((size_t)nc * sz), *o = *ring;
+    if (n == NULL)
+        return NSIM_ENOMEM;
+    uint64_t from = tail > oc ? tail - oc : 0;
+    for (uint64_t j = from; j < tail; j++)
+        memcpy(n + (j & (nc - 1)) * sz, o + (j & (oc - 1)) * sz, sz);
+    free(o);
+    *ring = n;
+    *cap = nc;
+    return NSIM_OK;
+}
+
+/* A FIFO of *cap entries from *head: doubled, its len entries moved to
+ * the front in order. */
+static int fifo_grow(nsim_wc **ring, uint32_t *cap, uint32_t *head,
+                     uint32_t len)
+{
+    uint32_t nc = *cap * 2;
+    nsim_wc *n = malloc((size_t)nc * sizeof *n);
+    if (n == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t i = 0; i < len; i++)
+        n[i] = (*ring)[(*head + i) & (*cap - 1)];
+    free(*ring);
+    *ring = n;
+    *cap = nc;
+    *head = 0;
+    return NSIM_OK;
+}
+
+#define SQ_AT(q, j) (&(q)->sq[(j) & ((q)->sq_cap - 1)])
+#define RQ_AT(q, j) (&(q)->rq[(j) & ((q)->rq_cap - 1)])
 
 /* ---- HCA ---------------------------------------------------------------- */
 
@@ -377,8 +439,9 @@ int nsim_cq_create(nsim_hca *h, uint32_t depth, nsim_cq_notify_fn *fn,
     if (depth == 0)
         return NSIM_EINVAL;
     nsim_cq *c = calloc(1, sizeof *c);
-    if (c == NULL || (c->ring = calloc(depth, sizeof *c->ring)) == NULL ||
-        (c->pend = calloc(depth, sizeof *c->pend)) == NULL) {
+    uint32_t cap = ring_start(depth);
+    if (c == NULL || (c->ring = calloc(cap, sizeof *c->ring)) == NULL ||
+        (c->pend = calloc(cap, sizeof *c->pend)) == NULL) {
         if (c != NULL)
             free(c->ring);
         free(c);
@@ -386,6 +449,7 @@ int nsim_cq_create(nsim_hca *h, uint32_t depth, nsim_cq_notify_fn *fn,
     }
     c->h = h;
     c->depth = depth;
+    c->ring_cap = c->pend_cap = cap;
     c->fn = fn;
     c->ctx = ctx;
     c->next_owned = h->cqs;
@@ -400,7 +464,7 @@ int nsim_cq_poll(nsim_cq *cq, int max, nsim_wc *wc)
     cq->st.polls++;
     while (n < max && cq->len > 0) {
         wc[n++] = cq->ring[cq->head];
-        cq->head = (cq->head + 1) % cq->depth;
+        cq->head = (cq->head + 1) & (cq->ring_cap - 1);
         cq->len--;
     }
     if (n == 0) {
@@ -419,9 +483,14 @@ static void on_cqe(nsim_sim *sim, nsim_event *ev)
     nsim_cq *cq = ev->target;
     (void)sim;
     nsim_wc wc = cq->pend[cq->pend_head];
-    cq->pend_head = (cq->pend_head + 1) % cq->depth;
+    cq->pend_head = (cq->pend_head + 1) & (cq->pend_cap - 1);
     cq->pend_len--;
-    cq->ring[(cq->head + cq->len++) % cq->depth] = wc;
+    if (cq->len == cq->ring_cap &&
+        fifo_grow(&cq->ring, &cq->ring_cap, &cq->head, cq->len) != NSIM_OK) {
+        oom(cq->h);
+        return;
+    }
+    cq->ring[(cq->head + cq->len++) & (cq->ring_cap - 1)] = wc;
     cq->st.cqes++;
     if (cq->len == 1 && cq->fn != NULL)
         cq->fn(cq->ctx, cq);
@@ -444,7 +513,13 @@ static void push_cqe(nsim_qp *q, nsim_cq *cq, const nsim_wc *wc)
             qp_fail(q, NONE, NSIM_WC_WR_FLUSH_ERR, NONE, NSIM_WC_WR_FLUSH_ERR);
         return;
     }
-    cq->pend[(cq->pend_head + cq->pend_len++) % cq->depth] = *wc;
+    if (cq->pend_len == cq->pend_cap &&
+        fifo_grow(&cq->pend, &cq->pend_cap, &cq->pend_head, cq->pend_len) !=
+            NSIM_OK) {
+        oom(h);
+        return;
+    }
+    cq->pend[(cq->pend_head + cq->pend_len++) & (cq->pend_cap - 1)] = *wc;
     if (nsim_sim_schedule(h->sim, h->p->hca_cqe_write_ps, on_cqe, cq, 0, 0,
                           NULL) != NSIM_OK)
         oom(h);
@@ -469,8 +544,10 @@ int nsim_qp_create_ex(nsim_hca *h, const nsim_qp_init_attr *a, nsim_qp **out)
     q->sq_depth = a->max_send_wr;
     q->rq_depth = a->max_recv_wr;
     q->lq_cap = 16;
-    q->sq = calloc(q->sq_depth, sizeof *q->sq);
-    q->rq = calloc(q->rq_depth + 1, sizeof *q->rq);
+    q->sq_cap = ring_start(q->sq_depth);
+    q->rq_cap = ring_start(q->rq_depth + 1);
+    q->sq = calloc(q->sq_cap, sizeof *q->sq);
+    q->rq = calloc(q->rq_cap, sizeof *q->rq);
     q->lq = calloc(q->lq_cap, sizeof *q->lq);
     if (q->sq == NULL || q->rq == NULL || q->lq == NULL)
         return NSIM_ENOMEM;
@@ -605,14 +682,14 @@ static void qp_fail(nsim_qp *q, uint64_t sq_idx, nsim_wc_status s,
     q->lq_head = q->lq_tail;
     q->rd_out = 0;
     for (uint64_t i = head; i < tail; i++) {
-        const wr_ent *e = &q->sq[i % q->sq_depth];
+        const wr_ent *e = SQ_AT(q, i);
         nsim_wc wc = {e->wr.wr_id, i == sq_idx ? s : NSIM_WC_WR_FLUSH_ERR,
                       wc_opcode(e->wr.opcode), 0, 0, q->qpn};
         push_cqe(q, q->scq, &wc);
     }
     sq_release(q, tail);
     for (uint64_t i = rhead; i < rtail; i++) {
-        nsim_wc wc = {q->rq[i % (q->rq_depth + 1)].wr_id,
+        nsim_wc wc = {RQ_AT(q, i)->wr_id,
                       i == rq_idx ? rs : NSIM_WC_WR_FLUSH_ERR, NSIM_WC_RECV,
                       0, 0, q->qpn};
         push_cqe(q, q->rcq, &wc);
@@ -748,7 +825,7 @@ static int qp_has_ready_work(const nsim_qp *q)
 {
     if (q->state != NSIM_QPS_RTS || q->sq_next == q->sq_tail)
         return 0;
-    const wr_ent *e = &q->sq[q->sq_next % q->sq_depth];
+    const wr_ent *e = SQ_AT(q, q->sq_next);
     if (!e->fetched)
         return 0;
     return !(e->wr.opcode == NSIM_WR_RDMA_READ && !e->rd_counted &&
@@ -769,7 +846,7 @@ static void on_wqe_fetched(nsim_sim *sim, nsim_event *ev)
     (void)sim;
     if ((uint8_t)(ev->arg.u64 >> 32) != q->epoch)
         return;
-    q->sq[(uint32_t)ev->arg.u64 % q->sq_depth].fetched = 1;
+    SQ_AT(q, (uint32_t)ev->arg.u64)->fetched = 1;
     wake(q);
 }
 
@@ -793,8 +870,12 @@ int nsim_qp_post_send(nsim_qp *q, const nsim_send_wr *wr)
         }
         return NSIM_EAGAIN;
     }
+    if (q->sq_tail - q->sq_free == q->sq_cap &&
+        ring_grow((void **)&q->sq, &q->sq_cap, sizeof *q->sq, q->sq_tail) !=
+            NSIM_OK)
+        return NSIM_ENOMEM;
     uint64_t idx = q->sq_tail++;
-    q->sq[idx % q->sq_depth] = (wr_ent){.wr = *wr};
+    *SQ_AT(q, idx) = (wr_ent){.wr = *wr};
     q->st.wrs++;
     uint64_t arg = (uint64_t)(uint32_t)idx | ((uint64_t)q->epoch << 32);
     const nsim_params *p = q->h->p;
@@ -815,7 +896,11 @@ int nsim_qp_post_recv_wr(nsim_qp *q, const nsim_recv_wr *wr)
     }
     if (q->rq_tail - q->rq_head >= q->rq_depth)
         return NSIM_EAGAIN;
-    q->rq[q->rq_tail++ % (q->rq_depth + 1)] = *wr;
+    if (q->rq_tail - q->rq_head == q->rq_cap &&
+        ring_grow((void **)&q->rq, &q->rq_cap, sizeof *q->rq, q->rq_tail) !=
+            NSIM_OK)
+        return NSIM_ENOMEM;
+    *RQ_AT(q, q->rq_tail++) = *wr;
     return NSIM_OK;
 }
 
@@ -847,7 +932,7 @@ static void seek(nsim_qp *q, uint32_t psn)
 {
     uint64_t i = q->sq_head;
     for (; i < q->sq_tail; i++) {
-        wr_ent *e = &q->sq[i % q->sq_depth];
+        wr_ent *e = SQ_AT(q, i);
         if (!e->assigned || e->psn_first + e->npkts > psn)
             break;
         e->sent = e->wr.bytes;
@@ -855,7 +940,7 @@ static void seek(nsim_qp *q, uint32_t psn)
     }
     q->sq_next = i;
     for (uint64_t j = i; j < q->sq_tail; j++) {
-        wr_ent *e = &q->sq[j % q->sq_depth];
+        wr_ent *e = SQ_AT(q, j);
         e->done_tx = 0;
         e->sent = 0;
         if (j == i && e->assigned && psn > e->psn_first)
@@ -899,7 +984,7 @@ static void complete_acked(nsim_qp *q)
 {
     int rd_freed = 0;
     while (q->sq_head < q->sq_next) {
-        wr_ent *e = &q->sq[q->sq_head % q->sq_depth];
+        wr_ent *e = SQ_AT(q, q->sq_head);
         int rd = e->wr.opcode == NSIM_WR_RDMA_READ;
         if (e->psn_last >= q->acked_psn || (rd && !e->landed))
             break;
@@ -1001,7 +1086,7 @@ static void rate_wait(nsim_qp *q, uint64_t wire_bytes)
 static int send_packet(nsim_hca *h, nsim_qp *q)
 {
     uint64_t idx = q->sq_next;
-    wr_ent *e = &q->sq[idx % q->sq_depth];
+    wr_ent *e = SQ_AT(q, idx);
     int rd = e->wr.opcode == NSIM_WR_RDMA_READ;
     if (e->sent == 0 && wr_start(q, e) != 0) {
         qp_fail(q, idx, NSIM_WC_LOC_PROT_ERR, NONE, NSIM_WC_WR_FLUSH_ERR);
@@ -1032,7 +1117,7 @@ static int send_packet(nsim_hca *h, nsim_qp *q)
                       e->lmr && !rd ? e->lmr->nto : q->nread, 0, n, flags,
                       on_read_done, q,
                       TAG(rd ? PK_READ_REQ : PK_DATA, q->epoch, q->gen,
-                          idx % q->sq_depth, psn),
+                          idx, psn),
                       e->lmr && !rd ? e->lmr->read_delay : q->read_delay,
                       NULL};
     q->st.packets++;
@@ -1185,7 +1270,7 @@ static int rx_begin(nsim_qp *q, nsim_qp *r, const wr_ent *e, uint64_t tag)
     uint64_t ri;
     if (take_recv(r, &ri) != 0)
         return -1;
-    const nsim_recv_wr *rw = &r->rq[ri % (r->rq_depth + 1)];
+    const nsim_recv_wr *rw = RQ_AT(r, ri);
     rec->recv = ri;
     rec->op = NSIM_WC_RECV;
     if (rw->lkey == 0)
@@ -1208,7 +1293,7 @@ static void on_land(nsim_sim *sim, nsim_piece *p);
 /* An in-sequence request packet of a WRITE or SEND. */
 static void rx_data(nsim_qp *q, nsim_qp *r, nsim_piece *p)
 {
-    const wr_ent *e = &q->sq[TAG_SLOT(p->tag)];
+    const wr_ent *e = SQ_AT(q, TAG_SLOT(p->tag));
     int last = (p->hdr_flags & NSIM_PIECE_LAST) != 0;
     if ((p->hdr_flags & NSIM_PIECE_FIRST) && rx_begin(q, r, e, p->tag) != 0)
         return;
@@ -1244,7 +1329,7 @@ static void land_drain(nsim_qp *r)
             r->land_fn(r->land_ctx, r, rec.req_wr_id, rec.bytes);
         if (rec.recv == NONE || r->epoch != epoch)
             continue;
-        nsim_wc wc = {r->rq[rec.recv % (r->rq_depth + 1)].wr_id,
+        nsim_wc wc = {RQ_AT(r, rec.recv)->wr_id,
                       NSIM_WC_SUCCESS, rec.op, rec.bytes, rec.imm, r->qpn};
         r->rq_head = rec.recv + 1;
         push_cqe(r, r->rcq, &wc);
@@ -1300,7 +1385,7 @@ static void respond(nsim_qp *q, nsim_qp *r, const wr_ent *e, uint64_t tag,
 /* A READ request, new (in sequence) or repeated (duplicate). */
 static void rx_read(nsim_qp *q, nsim_qp *r, nsim_piece *p, int dup)
 {
-    const wr_ent *e = &q->sq[TAG_SLOT(p->tag)];
+    const wr_ent *e = SQ_AT(q, TAG_SLOT(p->tag));
     const nsim_mr *mr = NULL;
     if (!(r->access & NSIM_ACCESS_REMOTE_READ) ||
         (e->wr.rkey != 0 &&
@@ -1394,7 +1479,7 @@ static void on_read_resp_wire(nsim_sim *sim, nsim_piece *p)
         return;
     }
     q->resp_gap = 0;
-    const wr_ent *e = &q->sq[TAG_SLOT(p->tag)];
+    const wr_ent *e = SQ_AT(q, TAG_SLOT(p->tag));
     if (nsim_fabric_piece(q->h->fab, &w) != NSIM_OK) {
         oom(q->h);
         return;
@@ -1416,7 +1501,7 @@ static void on_read_landed(nsim_sim *sim, nsim_piece *p)
     q->st.read_bytes += p->bytes;
     if (!(p->hdr_flags & NSIM_PIECE_LAST))
         return;
-    q->sq[TAG_SLOT(p->tag)].landed = 1;
+    SQ_AT(q, TAG_SLOT(p->tag))->landed = 1;
     complete_acked(q);
 }
 

@@ -36,6 +36,7 @@
 #include "models/transport.h"
 
 #include "models/ib/net_int.h"
+#include "models/tracelog.h"
 
 static int get_hca(net_shared *sh, uint32_t dev, nsim_hca **out, nsim_err *err)
 {
@@ -117,6 +118,7 @@ static void comm_do(net_comm *m, act a)
     if (m->queued[side])
         return;
     m->queued[side] = 1;
+    m->queued_at[side] = nsim_sim_now(m->sh->env->sim);
     proxy_do(m->sh, side ? m->to : m->from, on_comm_action, m, a);
 }
 
@@ -160,7 +162,13 @@ void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j)
             return nsim__net_fail(c, "send queue full");
     }
     if (nsim_qp_post_send(q, &imm) != NSIM_OK)
-        nsim__net_fail(c, "send queue full");
+        return nsim__net_fail(c, "send queue full");
+    if (c->sh->env->tlog != NULL)
+        nsim_tlog_add(c->sh->env->tlog,
+                      &(nsim_trec){.t = nsim_sim_now(c->sh->env->sim),
+                                   .slice = k, .val = n, .conn = c->conn,
+                                   .qp = c->qmap[k % SLOTS][j], .piece = j,
+                                   .kind = NSIM_TR_WR_POST});
 }
 
 static void post_slice(net_conn *c, uint64_t k)
@@ -173,8 +181,16 @@ static void post_slice(net_conn *c, uint64_t k)
 
 void nsim__net_try_isend(net_conn *c)
 {
+    nsim_time now = nsim_sim_now(c->sh->env->sim);
+    if (c->cts_since != NSIM_TIME_MAX && c->posted < c->cts) {
+        c->cts_wait_ps += now - c->cts_since;
+        c->cts_since = NSIM_TIME_MAX;
+    }
     while (!c->paused && c->posted < c->written && c->posted < c->cts)
         post_slice(c, c->posted++);
+    if (!c->paused && c->posted < c->written && c->posted >= c->cts &&
+        c->cts_since == NSIM_TIME_MAX)
+        c->cts_since = now; /* staged, not yet granted */
 }
 
 void nsim__net_post_recv_piece(net_conn *c, uint64_t k, uint32_t j)
@@ -243,7 +259,7 @@ static void on_visible(nsim_sim *sim, nsim_event *ev)
 static void on_host_read(nsim_sim *sim, nsim_piece *p)
 {
     net_conn *c = p->ctx;
-    (void)sim;
+    c->host_read_ps += nsim_sim_now(sim) - c->host_read_at[p->tag % SLOTS];
     c->sh->env->arrived(c->sh->env->exec, c->conn);
 }
 
@@ -264,6 +280,7 @@ static void release_recvs(net_conn *c)
             *p = (nsim_piece){c->host_read, c->nhost_read, 0,
                               c->sizes[k % SLOTS], 0, on_host_read, c, k, 0,
                               NULL};
+            c->host_read_at[k % SLOTS] = nsim_sim_now(e->sim);
             if (nsim_fabric_send(e->fab, p) != NSIM_OK)
                 return nsim__net_fail(c, "out of memory");
         } else if (c->need_flush && c->m->flush != NULL) {
@@ -311,6 +328,29 @@ static void piece_done(net_conn *c, int side, uint32_t k, uint32_t j)
         release_sends(c);
 }
 
+/* Tracing: a work request completed (and the retransmissions its QP
+ * has made since the last look). */
+static void trace_done(net_comm *m, net_conn *c, int side, const nsim_wc *wc)
+{
+    const nsim_xport_env *e = m->sh->env;
+    uint32_t k = WR_SLICE(wc->wr_id), j = WR_PIECE(wc->wr_id);
+    uint32_t qi = c->qmap[k % SLOTS][j];
+    nsim_time now = nsim_sim_now(e->sim);
+    nsim_tlog_add(e->tlog, &(nsim_trec){.t = now, .slice = k, .conn = c->conn,
+                                        .qp = (uint16_t)qi, .piece = j,
+                                        .side = (uint8_t)side,
+                                        .kind = NSIM_TR_WR_DONE});
+    if (side || qi >= m->nqps)
+        return;
+    uint64_t rx = nsim_qp_get_counters(m->qs[qi]).retransmits;
+    if (rx > m->tr_retx[qi])
+        nsim_tlog_add(e->tlog, &(nsim_trec){.t = now, .slice = k,
+                                            .val = rx, .conn = c->conn,
+                                            .qp = (uint16_t)qi, .piece = j,
+                                            .kind = NSIM_TR_RETX});
+    m->tr_retx[qi] = rx;
+}
+
 static void poll_cq(net_comm *m, int side)
 {
     nsim_wc wc[4]; /* NCCL polls 4 CQEs at a time, while it finds some */
@@ -332,6 +372,8 @@ static void poll_cq(net_comm *m, int side)
                 c->sh->env->arrived(c->sh->env->exec, c->conn);
                 continue;
             }
+            if (m->sh->env->tlog != NULL)
+                trace_done(m, c, side, &wc[i]);
             piece_done(c, side, WR_SLICE(wc[i].wr_id), WR_PIECE(wc[i].wr_id));
         }
     }
@@ -346,8 +388,8 @@ static void on_comm_action(nsim_sim *sim, nsim_event *ev)
 {
     net_comm *m = ev->target;
     int side = (act)ev->arg.u64 == ACT_POLL_RECV;
-    (void)sim;
     m->queued[side] = 0;
+    m->poll_wait_ps[side] += nsim_sim_now(sim) - m->queued_at[side];
     poll_cq(m, side);
 }
 
@@ -375,6 +417,11 @@ static void on_cts(void *ctx, nsim_qp *qp, uint64_t wr_id, uint64_t bytes)
     if (c->m != m || WR_SLICE(wr_id) != (uint32_t)c->cts)
         return; /* a CTS of an abandoned comm, or one sent again */
     c->cts++;
+    if (c->sh->env->tlog != NULL)
+        nsim_tlog_add(c->sh->env->tlog,
+                      &(nsim_trec){.t = nsim_sim_now(c->sh->env->sim),
+                                   .slice = c->cts - 1, .conn = c->conn,
+                                   .kind = NSIM_TR_CTS});
     conn_do(c, ACT_ISEND);
 }
 
@@ -591,6 +638,7 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     sh->conn_of[conn] = c;
     memset(c->recv_left, 0xff, sizeof c->recv_left);
     memset(c->send_left, 0xff, sizeof c->send_left);
+    c->cts_since = NSIM_TIME_MAX;
     NSIM_TRY(setup_paths(c, pc, &mem_s, &mem_r, err));
     NSIM_TRY(get_comm(sh, pc, mem_s, mem_r, &c->m, err));
     c->mem_s = mem_s;
@@ -677,6 +725,15 @@ static int net_report(void *shared, nsim_xport_stats *st)
     }
     for (uint32_t i = 0; i < sh->log.nfailovers; i++)
         NSIM_TRY(nsim_xport_stats_add_failover(st, &sh->log.failovers[i]));
+    for (uint32_t i = 0; i < sh->env->plan->nconns; i++) {
+        const net_conn *c = sh->conn_of[i];
+        if (c == NULL)
+            continue;
+        nsim_wait_record w = {i, c->cts_wait_ps,
+                              {c->m->poll_wait_ps[0], c->m->poll_wait_ps[1]},
+                              c->host_read_ps};
+        NSIM_TRY(nsim_xport_stats_add_wait(st, &w));
+    }
     return NSIM_OK;
 }
 

@@ -54,6 +54,9 @@ struct net_comm {
     int retired;       /* abandoned for another NIC pair */
     uint8_t queued[2]; /* a poll of each side already waits */
     uint64_t polls[2], empty_polls[2], cqes[2];
+    nsim_time queued_at[2], poll_wait_ps[2]; /* completions waiting for
+                                              * their proxy's poll */
+    uint64_t tr_retx[MAX_QPS]; /* tracing: retransmissions seen so far */
 };
 
 struct net_conn {
@@ -78,6 +81,8 @@ struct net_conn {
     int need_flush;     /* GDR flush read (sm < 90) before visibility */
     int gdr;
     uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
+    nsim_time cts_since, cts_wait_ps; /* staged, waiting for a CTS */
+    nsim_time host_read_at[SLOTS], host_read_ps; /* no GDR: PCIe reads */
     /* registered buffers (keys checked by the HCA model): the send
      * staging slots, the receive slots, the sender's CTS FIFO and the
      * receiver's shadow CTS entries */

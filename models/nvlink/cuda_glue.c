@@ -200,7 +200,7 @@ int nsim_cuda_microbench(const char *out, nsim_err *err)
     cJSON *root = cJSON_CreateObject(), *pts = cJSON_CreateArray();
     char sm[16];
     snprintf(sm, sizeof sm, "%d%d", r.sm_major, r.sm_minor);
-    cJSON_AddStringToObject(root, "format", "ncclsim-measurement");
+    cJSON_AddStringToObject(root, "format", "ncclsim-gpu-microbench");
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "source",
                             "ncclsim validate --backend cuda --microbench");
@@ -222,6 +222,32 @@ int nsim_cuda_microbench(const char *out, nsim_err *err)
     cJSON_AddNumberToObject(root, "launch_gpu_us", r.launch_gpu_us);
     cJSON_AddNumberToObject(root, "h2d_pinned_GBps", r.h2d_Bps / 1e9);
     cJSON_AddNumberToObject(root, "d2h_pinned_GBps", r.d2h_Bps / 1e9);
+    /* what the models take from it, as a params file (--params FILE):
+     * the per-SM share of HBM is one block's copy rate, so the
+     * generation's hbm_bw is that rate times the SM count
+     * (nsim_params_sm_stream_bw); the launch cost is the GPU-side one */
+    const char *hbm = r.sm_major == 9    ? "h100_hbm_bw"
+                      : r.sm_major == 8  ? "a100_hbm_bw"
+                      : r.sm_major == 10 ? "b200_hbm_bw"
+                                         : "other_hbm_bw";
+    char v[64], src[320];
+    cJSON *params = cJSON_CreateObject(), *e = cJSON_CreateObject();
+    snprintf(v, sizeof v, "%.4g GB/s", r.pts[0].copy_Bps * r.sms / 1e9);
+    snprintf(src, sizeof src, "measured by ncclsim validate --backend cuda "
+             "--microbench on %s: one 512-thread block copies at %.2f GB/s, "
+             "x %d SMs", r.name, r.pts[0].copy_Bps / 1e9, r.sms);
+    cJSON_AddStringToObject(e, "value", v);
+    cJSON_AddStringToObject(e, "source", src);
+    cJSON_AddItemToObject(params, hbm, e);
+    e = cJSON_CreateObject();
+    snprintf(v, sizeof v, "%.0f ns", r.launch_gpu_us * 1e3);
+    snprintf(src, sizeof src, "measured by ncclsim validate --backend cuda "
+             "--microbench on %s: 2000 empty kernels back to back, between "
+             "CUDA events", r.name);
+    cJSON_AddStringToObject(e, "value", v);
+    cJSON_AddStringToObject(e, "source", src);
+    cJSON_AddItemToObject(params, "kernel_launch_ps", e);
+    cJSON_AddItemToObject(root, "params", params);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (text == NULL)

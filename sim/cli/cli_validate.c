@@ -18,10 +18,12 @@
 
 #include "cli.h"
 #include "models/host/host_xport.h"
-#include "output/export.h"
+#include "output/trace.h"
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
 #include "sim/exec/hwbackends.h"
+#include "sim/exec/measure.h"
+#include "sim/exec/measure_int.h"
 #include "sim/exec/run.h"
 #include "sim/exec/scenario.h"
 #include "sim/plan/plan_read.h"
@@ -139,29 +141,37 @@ static int take_opts(int *argc, char **argv, vopts *o)
 
 /* Cores as ranks (GPU devices of gen "host", no peer-to-peer, so NCCL's
  * SHM path: through host memory), each joined to the memory (a CPU
- * device) by a C2C link at one core's measured memcpy rate. */
+ * device) by a C2C link at the memory's rate (every core copying at
+ * once); one core's own rate is the scenario's host_core_copy_bw, the
+ * streaming rate of a rank's "thread block". */
 static int describe_host(const vopts *o, nsim_err *err)
 {
     uint32_t n = o->ranks;
-    double bw = o->bw;
+    double bw = o->bw, membw = o->bw * 2;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (n == 0)
         n = cpus >= 2 ? (uint32_t)cpus : 2;
     if (bw <= 0) {
         bw = nsim_host_memcpy_bw(64ull << 20, 5);
-        fprintf(stderr, "ncclsim: one core's memcpy rate: %.2f GB/s (64 MiB, "
-                        "best of 5)\n", bw / 1e9);
+        membw = nsim_host_memcpy_bw_all(cpus > 0 ? (uint32_t)cpus : 1,
+                                        64ull << 20, 5);
+        membw = membw > bw ? membw : bw;
+        fprintf(stderr, "ncclsim: memcpy: one core %.2f GB/s, %ld cores at "
+                        "once %.2f GB/s (64 MiB, best of 5)\n",
+                bw / 1e9, cpus, membw / 1e9);
     }
     if (o->out == NULL)
         return NSIM_ERR(err, NSIM_EINVAL,
                         "--describe-host needs -o FILE for the topology");
-    char name[64], bwtxt[64], comment[256];
+    char name[64], bwtxt[64], memtxt[64], comment[320];
     snprintf(name, sizeof name, "host-%ucore", n);
     snprintf(bwtxt, sizeof bwtxt, "%.6g GB/s", bw / 1e9);
+    snprintf(memtxt, sizeof memtxt, "%.6g GB/s", membw / 1e9);
     snprintf(comment, sizeof comment,
              "this machine for `ncclsim validate --backend host`: %u cores "
-             "as ranks (%ld online), memory links at one core's memcpy "
-             "rate %s", n, cpus, bwtxt);
+             "as ranks (%ld online), memory links at the cores' aggregate "
+             "memcpy rate %s; one core copies at %s (host_core_copy_bw)",
+             n, cpus, memtxt, bwtxt);
     cJSON *root = cJSON_CreateObject(), *devs = cJSON_CreateArray(),
           *links = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "format", "ncclsim-topology");
@@ -188,7 +198,7 @@ static int describe_host(const vopts *o, nsim_err *err)
         cJSON_AddStringToObject(l, "a", id);
         cJSON_AddStringToObject(l, "b", "h0.mem");
         cJSON_AddStringToObject(l, "type", "c2c");
-        cJSON_AddStringToObject(l, "bw", bwtxt);
+        cJSON_AddStringToObject(l, "bw", memtxt);
         cJSON_AddStringToObject(l, "latency", "100 ns");
         cJSON_AddItemToArray(links, l);
     }
@@ -230,71 +240,77 @@ typedef struct vrow {
     const char *algo, *proto;
 } vrow;
 
-static cJSON *measurement_json(const nsim_scenario *s, const vopts *o,
-                               const vrow *rows, size_t n,
-                               const cJSON *backend_info)
-{
-    uint32_t nr = nsim_topo_nranks(s->topo);
-    double f = nsim_coll_busbw_factor(s->coll, nr);
-    char host[256] = "";
-    (void)gethostname(host, sizeof host - 1);
-    cJSON *root = cJSON_CreateObject(), *a = cJSON_CreateArray();
-    cJSON_AddStringToObject(root, "format", "ncclsim-measurement");
-    cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "source", "ncclsim validate");
-    cJSON_AddStringToObject(root, "backend", o->backend);
-    cJSON_AddStringToObject(root, "machine", host);
-    cJSON_AddStringToObject(root, "scenario", s->name);
-    cJSON_AddStringToObject(root, "topology", nsim_topo_name(s->topo));
-    cJSON_AddStringToObject(root, "collective", nsim_coll_name(s->coll));
-    cJSON_AddNumberToObject(root, "ranks", nr);
-    cJSON_AddNumberToObject(root, "hosts", nsim_topo_nhosts(s->topo));
-    cJSON_AddStringToObject(root, "datatype", s->dtype);
-    cJSON_AddStringToObject(root, "op", s->redop);
-    cJSON_AddNumberToObject(root, "warmup_iters", o->warmup);
-    cJSON_AddNumberToObject(root, "iters", o->iters);
-    if (backend_info != NULL)
-        cJSON_AddItemToObject(root, "backend_info",
-                              cJSON_Duplicate(backend_info, 1));
-    for (size_t i = 0; i < n; i++) {
-        const vrow *r = &rows[i];
-        cJSON *e = cJSON_CreateObject();
-        double alg = (double)r->size / (r->time_us * 1e-6) / 1e9;
-        double alg_ip = (double)r->size / (r->time_ip_us * 1e-6) / 1e9;
-        cJSON_AddNumberToObject(e, "size", (double)r->size);
-        cJSON_AddNumberToObject(e, "count", (double)r->count);
-        cJSON_AddStringToObject(e, "algorithm", r->algo);
-        cJSON_AddStringToObject(e, "protocol", r->proto);
-        cJSON_AddNumberToObject(e, "channels", r->nchannels);
-        cJSON_AddNumberToObject(e, "time_us", r->time_us);
-        cJSON_AddNumberToObject(e, "algbw", alg);
-        cJSON_AddNumberToObject(e, "busbw", alg * f);
-        if (r->wrong >= 0)
-            cJSON_AddNumberToObject(e, "wrong", (double)r->wrong);
-        cJSON_AddNumberToObject(e, "time_ip_us", r->time_ip_us);
-        cJSON_AddNumberToObject(e, "algbw_ip", alg_ip);
-        cJSON_AddNumberToObject(e, "busbw_ip", alg_ip * f);
-        if (r->wrong_ip >= 0)
-            cJSON_AddNumberToObject(e, "wrong_ip", (double)r->wrong_ip);
-        cJSON_AddItemToArray(a, e);
-    }
-    cJSON_AddItemToObject(root, "rows", a);
-    return root;
-}
-
-/* The one place the measurement is written (the compare branch's writer
- * replaces it when it lands). */
+/* The measurement in the schema of sim/exec/measure.h: one series, the
+ * tool "ncclsim-validate" with the backend as its test, the NCCL_* knobs
+ * the scenario sets. */
 static int write_measurement(const char *path, const nsim_scenario *s,
                              const vopts *o, const vrow *rows, size_t n,
                              const cJSON *info, nsim_err *err)
 {
-    cJSON *root = measurement_json(s, o, rows, n, info);
-    char *text = root ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    if (text == NULL)
-        return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
-    int rc = nsim_write_file_atomic(path, text, strlen(text), err);
-    free(text);
+    nsim_measure *m = NULL;
+    NSIM_TRY(nsim_measure_create(&m, err));
+    nsim_measure_series *se = nsim_measure__series_new(m, s->source);
+    uint32_t nr = nsim_topo_nranks(s->topo);
+    double f = nsim_coll_busbw_factor(s->coll, nr);
+    int rc = se ? NSIM_OK : NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+    if (rc == NSIM_OK) {
+        snprintf(se->tool, sizeof se->tool, "ncclsim-validate");
+        snprintf(se->test, sizeof se->test, "%s %s", o->backend,
+                 nsim_coll_test_name(s->coll));
+        snprintf(se->label, sizeof se->label, "%s on %s (%s)", o->backend,
+                 nsim_topo_name(s->topo),
+                 o->processes ? "a process per rank" : "threads");
+        snprintf(se->collective, sizeof se->collective, "%s",
+                 nsim_coll_name(s->coll));
+        se->ranks = (int32_t)nr;
+        se->hosts = (int32_t)nsim_topo_nhosts(s->topo);
+        se->gpus_per_thread = 1;
+        snprintf(se->dtype, sizeof se->dtype, "%s", s->dtype);
+        snprintf(se->redop, sizeof se->redop, "%s",
+                 nsim_coll_has_op(s->coll) ? s->redop : "none");
+        se->root = nsim_coll_has_root(s->coll) ? (int32_t)s->root : -1;
+        const cJSON *v = info ? cJSON_GetObjectItem(info, "nccl_version")
+                              : NULL;
+        if (cJSON_IsString(v))
+            snprintf(se->nccl_version, sizeof se->nccl_version, "%s",
+                     v->valuestring);
+        v = info ? cJSON_GetObjectItem(info, "coll_channels") : NULL;
+        if (cJSON_IsNumber(v) && v->valuedouble > 0)
+            se->log_channels = (int32_t)v->valuedouble;
+        v = info ? cJSON_GetObjectItem(info, "nccl_debug_file") : NULL;
+        if (cJSON_IsString(v))
+            snprintf(se->log, sizeof se->log, "%s", v->valuestring);
+        char val[32];
+        snprintf(val, sizeof val, "%u", s->nchannels);
+        if (nsim_measure__env_set(se, "NCCL_MAX_NCHANNELS", val) < 0)
+            rc = NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+        if (s->proto_set &&
+            nsim_measure__env_set(se, "NCCL_PROTO",
+                                  nsim_proto_name(s->proto)) < 0)
+            rc = NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+        if (s->algo_set &&
+            nsim_measure__env_set(se, "NCCL_ALGO", nsim_algo_name(s->algo)) < 0)
+            rc = NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; rc == NSIM_OK && i < n; i++) {
+        const vrow *r = &rows[i];
+        nsim_measure_row *mr = nsim_measure__row_new(se);
+        if (mr == NULL) {
+            rc = NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+            break;
+        }
+        mr->size = r->size;
+        mr->count = r->count;
+        for (int c = 0; c < 2; c++) {
+            double t = c ? r->time_ip_us : r->time_us;
+            double alg = (double)r->size / (t * 1e-6) / 1e9;
+            mr->col[c] = (nsim_measure_col){1, t, alg, alg * f,
+                                            c ? r->wrong_ip : r->wrong};
+        }
+    }
+    if (rc == NSIM_OK)
+        rc = nsim_measure_write(m, path, err);
+    nsim_measure_destroy(m);
     return rc;
 }
 
@@ -463,7 +479,7 @@ static int run_validate(nsim_scenario *s, const vopts *o, nsim_nccl *nc,
         rc = write_measurement(o->out, s, o, rows, n, info, err);
     cJSON_Delete(info);
     if (rc == NSIM_OK && o->trace != NULL && trace_plan != NULL)
-        rc = nsim_export_trace(o->trace, trace_plan, &spans, err);
+        rc = nsim_trace_write(o->trace, s->topo, trace_plan, &spans, 0, err);
     int64_t bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += (rows[i].wrong > 0 ? rows[i].wrong : 0) +
@@ -513,6 +529,13 @@ int nsim_cmd_validate(int argc, char **argv)
         return nsim_cli_usage("validate", "--backend: expected host, cuda, "
                                           "nccl or verbs, got '%s'",
                               o.backend);
+    if (o.verbs.rank < 0) { /* launched by mpirun / srun */
+        const char *env[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                             "SLURM_PROCID", NULL};
+        for (int i = 0; env[i] != NULL && o.verbs.rank < 0; i++)
+            if (getenv(env[i]) != NULL)
+                o.verbs.rank = atoi(getenv(env[i]));
+    }
     if (o.die_rank >= 0 && !o.processes)
         return nsim_cli_usage("validate", "--test-lose-rank needs "
                                           "--processes");

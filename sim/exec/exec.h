@@ -35,6 +35,14 @@ typedef struct nsim_link_record {
     nsim_time busy_ps;
 } nsim_link_record;
 
+/* Where one thread block (lane) spent the run: streaming slices, waiting
+ * for a slice to arrive on its receive connection, waiting for a free
+ * slot on its send connection (with want_stats). */
+typedef struct nsim_lane_stats {
+    nsim_time busy_ps, wait_recv_ps, wait_send_ps;
+    nsim_time first_start_ps, last_end_ps;
+} nsim_lane_stats;
+
 /* One op of one thread block, for the timeline trace. */
 typedef struct nsim_op_span {
     uint32_t lane; /* channel * nranks + rank (the plan's lanes) */
@@ -55,9 +63,14 @@ typedef struct nsim_exec_result {
     uint32_t nlinks;
     nsim_link_record *links; /* topology links that carried traffic */
     nsim_xport_stats xport;  /* QPs, CQs, NIC ports */
-    /* with want_trace: every op's span, in completion order */
+    nsim_lane_stats *lanes;  /* per plan lane (with want_stats) */
+    uint32_t nlanes;
+    /* with want_trace: every op's span, in completion order, and the
+     * models' records (QPs, credits, links; tracelog.h) */
     nsim_op_span *spans;
     uint64_t nspans;
+    struct nsim_tlog *tlog;
+    nsim_time link_sample_ps; /* interval of the link samples */
 } nsim_exec_result;
 
 typedef struct nsim_exec_opts {
@@ -70,6 +83,7 @@ typedef struct nsim_exec_opts {
      * ops back to back, so an op takes at least that long */
     uint32_t gpus_per_thread;
     int want_trace; /* record every op's start and end */
+    size_t trace_cap; /* with want_trace: records kept (0: default) */
 } nsim_exec_opts;
 
 NSIM_NODISCARD int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,

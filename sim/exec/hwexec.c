@@ -643,6 +643,12 @@ int64_t nsim_hwx_wrong(const nsim_hwx *x)
     return w;
 }
 
+static int by_end(const void *a, const void *b)
+{
+    const nsim_op_span *x = a, *y = b;
+    return x->end_ps < y->end_ps ? -1 : x->end_ps > y->end_ps;
+}
+
 int nsim_hwx_spans(const nsim_hwx *x, nsim_exec_result *res, nsim_err *err)
 {
     memset(res, 0, sizeof *res);
@@ -653,6 +659,8 @@ int nsim_hwx_spans(const nsim_hwx *x, nsim_exec_result *res, nsim_err *err)
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     memcpy(res->spans, x->spans, x->nspans * sizeof *res->spans);
     res->nspans = x->nspans;
+    /* in completion order, as the simulated executor records them */
+    qsort(res->spans, res->nspans, sizeof *res->spans, by_end);
     nsim_time end = 0;
     for (uint64_t i = 0; i < x->nspans; i++)
         end = res->spans[i].end_ps > end ? res->spans[i].end_ps : end;
