@@ -230,11 +230,11 @@ int nsim_cuda_microbench(const char *out, nsim_err *err)
                       : r.sm_major == 8  ? "a100_hbm_bw"
                       : r.sm_major == 10 ? "b200_hbm_bw"
                                          : "other_hbm_bw";
-    char v[64], src[320];
+    char v[64], src[512];
     cJSON *params = cJSON_CreateObject(), *e = cJSON_CreateObject();
     snprintf(v, sizeof v, "%.4g GB/s", r.pts[0].copy_Bps * r.sms / 1e9);
     snprintf(src, sizeof src, "measured by ncclsim validate --backend cuda "
-             "--microbench on %s: one 512-thread block copies at %.2f GB/s, "
+             "--microbench on %.200s: one 512-thread block copies at %.2f GB/s, "
              "x %d SMs", r.name, r.pts[0].copy_Bps / 1e9, r.sms);
     cJSON_AddStringToObject(e, "value", v);
     cJSON_AddStringToObject(e, "source", src);
@@ -242,7 +242,7 @@ int nsim_cuda_microbench(const char *out, nsim_err *err)
     e = cJSON_CreateObject();
     snprintf(v, sizeof v, "%.0f ns", r.launch_gpu_us * 1e3);
     snprintf(src, sizeof src, "measured by ncclsim validate --backend cuda "
-             "--microbench on %s: 2000 empty kernels back to back, between "
+             "--microbench on %.200s: 2000 empty kernels back to back, between "
              "CUDA events", r.name);
     cJSON_AddStringToObject(e, "value", v);
     cJSON_AddStringToObject(e, "source", src);
