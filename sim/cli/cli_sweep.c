@@ -38,7 +38,8 @@ typedef struct sweep_cli {
     nsim_sweep *sw;
     const char *outputs[MAX_OUTPUTS];
     int noutputs;
-    int jobs, resume, mpi, quiet, analytic;
+    int jobs, resume, mpi, quiet, analytic, keep_going;
+    size_t nfailed;
     int argc;      /* run's options and the scenario, for nsim_cli_load_run */
     char **argv;
     char name[128];
@@ -221,6 +222,18 @@ static int point_done(sweep_cli *c, uint32_t point, const nsim_sweep_row *r,
     return NSIM_OK;
 }
 
+/* --keep-going: a point that failed is reported, the sizes it ran
+ * before the error are kept, and the sweep goes on. */
+static int point_failed(sweep_cli *c, uint32_t point, const nsim_sweep_row *r,
+                        size_t n, const nsim_err *perr, nsim_err *err)
+{
+    if (c->progress)
+        fprintf(stderr, "\n");
+    fprintf(stderr, "ncclsim sweep: %s\n", perr->msg);
+    c->nfailed++;
+    return point_done(c, point, r, n, err);
+}
+
 static int run_serial(sweep_cli *c, nsim_err *err)
 {
     for (size_t p = 0; p < c->npoints; p++) {
@@ -231,6 +244,8 @@ static int run_serial(sweep_cli *c, nsim_err *err)
         int rc = run_one(c, (uint32_t)p, &r, &n, err);
         if (rc == NSIM_OK)
             rc = point_done(c, (uint32_t)p, r, n, err);
+        else if (c->keep_going)
+            rc = point_failed(c, (uint32_t)p, r, n, err, err);
         free(r);
         NSIM_TRY(rc);
     }
@@ -359,7 +374,7 @@ static int collect(sweep_cli *c, worker *w, nsim_err *err)
                         (long long)w->point,
                         WIFSIGNALED(st) ? " (killed by a signal)" : "");
     }
-    if (h.rc != NSIM_OK) {
+    if (h.rc != NSIM_OK && !c->keep_going) {
         w->point = -1;
         return NSIM_ERR(err, h.rc, "%s", h.msg);
     }
@@ -372,7 +387,10 @@ static int collect(sweep_cli *c, worker *w, nsim_err *err)
                         h.point);
     }
     w->point = -1;
-    int rc = point_done(c, h.point, r, h.nrows, err);
+    nsim_err perr = {0};
+    snprintf(perr.msg, sizeof perr.msg, "%s", h.msg);
+    int rc = h.rc == NSIM_OK ? point_done(c, h.point, r, h.nrows, err)
+                             : point_failed(c, h.point, r, h.nrows, &perr, err);
     free(r);
     return rc;
 }
@@ -444,6 +462,11 @@ static int run_mpi(sweep_cli *c, int rank, int size, nsim_err *err)
         nsim_sweep_row *r = NULL;
         size_t n = 0;
         rc = run_one(c, (uint32_t)p, &r, &n, err);
+        if (rc != NSIM_OK && c->keep_going) {
+            fprintf(stderr, "ncclsim sweep: rank %d: %s\n", rank, err->msg);
+            c->nfailed++;
+            rc = NSIM_OK;
+        }
         if (rc == NSIM_OK)
             rc = add_rows(c, r, n, err);
         c->nrun++;
@@ -554,6 +577,8 @@ static int parse_args(sweep_cli *c, int argc, char **argv, nsim_err *err)
             c->resume = 1;
         } else if (strcmp(a, "--mpi") == 0) {
             c->mpi = 1;
+        } else if (strcmp(a, "--keep-going") == 0 || strcmp(a, "-k") == 0) {
+            c->keep_going = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             c->quiet = 1;
         } else {
@@ -660,15 +685,28 @@ static int sweep_main(sweep_cli *c, int argc, char **argv, int rank,
         rc = run_serial(c, err) != NSIM_OK ? -1 : 0;
     }
     progress(c, 1);
+#ifdef NSIM_HAVE_MPI
+    if (c->mpi) {
+        unsigned long long mine = c->nfailed, all = 0;
+        MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                      MPI_COMM_WORLD);
+        c->nfailed = (size_t)all;
+    }
+#endif
     if (rank == 0) {
         nsim_err werr = {0};
         /* on an error, the points that finished are kept for --resume */
         if (write_outputs(c, rc == 0 ? err : &werr) != NSIM_OK && rc == 0)
             rc = -1;
         else if (rc != 0 && c->nrows > 0)
-            fprintf(stderr, "ncclsim sweep: the %zu finished point(s) are in "
-                            "%s (--resume continues)\n",
-                    c->ndone + c->nrun - (c->mpi ? 0 : 0), c->outputs[0]);
+            fprintf(stderr, "ncclsim sweep: the points that finished are in "
+                            "%s (--resume continues)\n", c->outputs[0]);
+    }
+    if (rc == 0 && c->nfailed > 0) {
+        NSIM_ERR(err, NSIM_ESIM, "sweep: %zu of %zu point(s) failed (above); "
+                                 "%s holds the others",
+                 c->nfailed, c->ntodo, c->outputs[0]);
+        rc = -1;
     }
     return rc;
 }

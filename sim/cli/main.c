@@ -89,8 +89,13 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --csv FILE             the rows as CSV\n"
      "  --plot FILE.png        busbw against size with gnuplot (writes\n"
      "                         FILE.png.gp and .dat; PNG if gnuplot is there)\n"
-     "  --trace FILE           Chrome trace (Perfetto) of every thread\n"
-     "                         block's ops for the largest size\n"
+     "  --trace FILE           Chrome trace (Perfetto) of the largest size:\n"
+     "                         per rank a track per channel's thread block,\n"
+     "                         per NET connection and QP (WRs, CQEs,\n"
+     "                         retransmissions), slots in flight and link\n"
+     "                         busy counters, flow arrows send->receive\n"
+     "  --trace-cap N          at most about N trace events (default 1M):\n"
+     "                         beyond it ops and records are sampled (noted)\n"
      "  --quiet                print no table (with --json)\n"
      "  --timing               print wall time and events per size (stderr)\n"
      "  --stats                counters of the largest size: connections,\n"
@@ -124,7 +129,7 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --compare-graph GRAPH.xml  print where the planner's own rings,\n"
      "                             channel count and NICs differ from it\n",
      nsim_cmd_plan},
-    {"sweep", "SCENARIO --set K=V... -o F",
+    {"sweep", "SCENARIO --set K=V...",
      "run the cartesian product of knob values (-j N, --mpi, --resume)",
      "ncclsim sweep SCENARIO --set KNOB=VALUES [--set ...] -o OUT.csv|OUT.json\n"
      "        [-j N] [--resume] [--mpi] [--quiet] [run's options: -b -e -f ...]\n"
@@ -140,10 +145,12 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --resume           skip the points already in the (first) output\n"
      "  --mpi              under mpirun: points split over the ranks, rank 0\n"
      "                     gathers and writes (built when MPI is found)\n"
+     "  --keep-going, -k   a point that fails is reported and the sweep goes\n"
+     "                     on (the sizes it ran are kept; exit status 1)\n"
      "  --quiet            no progress bar (shown only when stderr is a tty)\n"
      "In a sweep -o is the output; the reduction is --op or --set op=...\n",
      nsim_cmd_sweep},
-    {"plot", "RESULTS... --kind K -o F",
+    {"plot", "RESULTS... --kind K",
      "gnuplot pictures of sweeps and comparisons (PNG or SVG)",
      "ncclsim plot RESULTS... --kind curves|heatmap|compare -o OUT.png|OUT.svg\n"
      "  --kind curves      busbw against size, one curve per configuration of\n"
@@ -159,6 +166,18 @@ const nsim_cmd nsim_cli_commands[] = {
      "RESULTS: the CSV or JSON of ncclsim sweep. The picture is written\n"
      "atomically (rendered to a temporary name, then renamed).\n",
      nsim_cmd_plot},
+    {"explain", "SCENARIO -b SIZE",
+     "what bounds one size: links, waits, phases, the tuner's pick",
+     "ncclsim explain SCENARIO -b SIZE [--json FILE] [run's options]\n"
+     "  simulates SIZE (default: the scenario's max_bytes) and names what\n"
+     "  bounds it: the busiest link and NIC port and their utilisation, the\n"
+     "  thread block (channel, rank) that waited longest and on what (a free\n"
+     "  slot: credits; the receiver's CTS; the proxy's CQ poll; PCIe reads\n"
+     "  from host memory; data from upstream), the blocks' copy rate, the\n"
+     "  launch/latency floor, the share of time per phase (launch, fill,\n"
+     "  steady, drain) and what NCCL's tuner would pick instead\n"
+     "  --json FILE   the same figures as JSON (\"ncclsim-explain\")\n",
+     nsim_cmd_explain},
     {"validate", "--backend B SCENARIO",
      "execute the plans on real hardware (host, cuda, nccl, verbs)",
      "ncclsim validate --backend host|cuda|nccl|verbs SCENARIO [OPTIONS]\n"
@@ -198,13 +217,16 @@ const nsim_cmd nsim_cli_commands[] = {
      "hardware measurements into the ncclsim-measurement schema",
      "ncclsim measure import FILE... -o M.json [--partial]\n"
      "        [--collective C] [--ranks N] [--hosts N]\n"
+     "        [--gpus-per-thread N] [--env NCCL_X=V ...]\n"
      "  reads nccl-tests output (launcher tags, -g, one or both columns),\n"
      "  NCCL_DEBUG=INFO logs (joined to the tables of the other files),\n"
      "  vendor markdown busbw tables, perftest output or its markdown\n"
      "  summaries, and ncclsim-measurement files; writes one file\n"
      "  (README \"Measurements\")\n"
      "  --partial       drop rows cut short instead of failing\n"
-     "  --collective, --ranks, --hosts  what a file does not say\n"
+     "  --collective, --ranks, --hosts, --gpus-per-thread (-g), --env\n"
+     "                  what a file does not say (a differing value is\n"
+     "                  an error)\n"
      "ncclsim measure show FILE...   the series, as import reads them\n",
      nsim_cmd_measure},
     {"compare", "SCENARIO MEASURED...",
@@ -238,8 +260,13 @@ const nsim_cmd nsim_cli_commands[] = {
      "  with its 95% interval and the value it replaces, the error before\n"
      "  and after; names what the data leave unidentified and which\n"
      "  measurement would pin it (an error for constants named in --fit).\n"
+     "  The scenario describes the machine and its knobs: each measurement\n"
+     "  that names its collective is run with it (fit on AllReduce,\n"
+     "  predict AllGather).\n"
      "  -o FILE       the params file (run --params FILE, scenario params)\n"
      "  --fit LIST    only these constants\n"
+     "  --try LIST    only these candidates; those the data leave\n"
+     "                unidentified are noted, not refused\n"
      "  --sizes N     sizes per measurement (default 6, log-spread)\n"
      "  --max-size S  leave out larger sizes (default 1 GiB)\n"
      "  --max-iter N  trust-region iterations (default 40)\n"

@@ -518,8 +518,8 @@ int nsim_calibrate(nsim_scenario **scen,
     /* the constants */
     const char *names[NSIM_CALIB_MAX_PARAMS];
     size_t nn = 0;
-    int explicit_fit = o->fit != NULL && o->nfit > 0;
-    if (explicit_fit) {
+    int explicit_fit = o->fit != NULL && o->nfit > 0 && !o->try_only;
+    if (o->fit != NULL && o->nfit > 0) {
         if (o->nfit > NSIM_CALIB_MAX_PARAMS)
             return NSIM_ERR(err, NSIM_EINVAL, "--fit: at most %d constants",
                             NSIM_CALIB_MAX_PARAMS);
@@ -596,6 +596,30 @@ int nsim_calibrate(nsim_scenario **scen,
         size_t with[NSIM_CALIB_MAX_PARAMS];
         if (rc == NSIM_OK)
             screen_columns(&Jv.matrix, &pb, keep, why, with);
+        /* without --fit: at most one constant fewer than the sizes, the
+         * ones the data move most */
+        size_t nkeep = 0;
+        for (size_t j = 0; rc == NSIM_OK && j < pb.np; j++)
+            nkeep += keep[j] != 0;
+        while (rc == NSIM_OK && !explicit_fit && nkeep >= pb.npts &&
+               nkeep > 0) {
+            size_t weak = pb.np;
+            double wn = 0;
+            for (size_t j = 0; j < pb.np; j++) {
+                if (!keep[j])
+                    continue;
+                gsl_vector_const_view c =
+                    gsl_matrix_const_column(&Jv.matrix, j);
+                double nj = gsl_blas_dnrm2(&c.vector);
+                if (weak == pb.np || nj < wn) {
+                    weak = j;
+                    wn = nj;
+                }
+            }
+            keep[weak] = 0;
+            why[weak] = 3;
+            nkeep--;
+        }
         size_t w = 0;
         for (size_t j = 0; rc == NSIM_OK && j < pb.np; j++) {
             if (keep[j]) {
@@ -611,6 +635,12 @@ int nsim_calibrate(nsim_scenario **scen,
                 snprintf(msg, sizeof msg, "%s: the measurements do not "
                          "move with it (Jacobian column ~0); a measurement "
                          "of %s would pin it", pb.c[j]->name, pb.c[j]->pins);
+            else if (why[j] == 3)
+                snprintf(msg, sizeof msg, "%s: fewer measured sizes (%zu) "
+                         "than constants the data move; it moves them the "
+                         "least; more sizes (--sizes, or a measurement of "
+                         "%s) would pin it", pb.c[j]->name, pb.npts,
+                         pb.c[j]->pins);
             else
                 snprintf(msg, sizeof msg, "%s: collinear with %s (the "
                          "measurements cannot tell them apart); a "

@@ -76,3 +76,15 @@ nsim_expect(cli.sweep.bad_jobs 2
 nsim_expect(cli.sweep.run_only_option 2
             CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchannels=2
             --json x.json -o sw_bad.csv ERR "options of 'ncclsim run'")
+# a point that fails: without -k the sweep stops (exit 1, naming the
+# point); with -k it is reported and the others run
+nsim_expect(cli.sweep.point_fails 1
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set algorithm=NVLS,Ring
+            -b 1M -e 4M -o -
+            ERR "point 0 \\(algorithm=NVLS\\): .*algorithm NVLS needs"
+            NOT_OUT "Ring,1048576")
+nsim_expect(cli.sweep.keep_going 1
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set algorithm=NVLS,Ring
+            -b 1M -e 4M -k -j 2 -o -
+            OUT "^point,algorithm,.*\n1,Ring,1048576,.*\n1,Ring,4194304,"
+            ERR "point 0 \\(algorithm=NVLS\\).*1 of 2 point\\(s\\) failed")
