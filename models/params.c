@@ -146,6 +146,12 @@ const nsim_param_info nsim_param_table[] = {
       "would move more than this many MTU packets and stream pieces "
       "(about 10-20 s of packet simulation on this machine, "
       "scripts/bench.sh)"),
+    /* ---- validate (issue 11): the host backend's CPU cores as ranks ---- */
+    P(host_core_copy_bw, BW, "6 GB/s",
+      "calibration: one thread's memcpy rate on the dev machine (2 cores, "
+      "64 MiB buffers, best of 5), `ncclsim validate --describe-host` "
+      "reruns it; the streaming rate of a rank of gen \"host\" (a core "
+      "plays a channel's thread block)"),
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -394,6 +400,8 @@ double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen)
     if (strncmp(gen, "b2", 2) == 0 || strncmp(gen, "gb", 2) == 0 ||
         strncmp(gen, "b3", 2) == 0)
         return p->b200_hbm_bw / (double)p->b200_sm_count;
+    if (strcmp(gen, "host") == 0) /* validate's host backend: a CPU core */
+        return p->host_core_copy_bw;
     return p->other_hbm_bw / (double)p->other_sm_count;
 }
 

@@ -71,6 +71,8 @@ typedef struct nsim_params {
     uint64_t flow_control_bytes; /* pieces this small are delays only */
     uint64_t flow_passes;        /* recompute passes per change */
     uint64_t flow_auto_packets;  /* --fidelity auto: flow above this */
+    /* host backend (validate): a CPU core as a rank */
+    double host_core_copy_bw;
 } nsim_params;
 
 typedef enum nsim_param_kind {
