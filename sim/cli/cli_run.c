@@ -179,13 +179,15 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
         }
         return nsim_scenario_set_op(s, arg, "-o", err) ? -1 : 0;
     case 'd': return nsim_scenario_set_dtype(s, arg, "-d", err) ? -1 : 0;
-    case 'r':
-        v32 = (uint32_t)strtoul(arg, &end, 10);
-        if (end == arg || *end != '\0' || arg[0] == '-')
+    case 'r': {
+        unsigned long long r = strtoull(arg, &end, 10);
+        /* no wrap-around: the run checks it against the ranks */
+        if (end == arg || *end != '\0' || arg[0] == '-' || r > (1u << 20))
             return nsim_cli_usage(cmd, "-r: expected a root rank, got '%s'",
                                   arg);
-        s->root = v32;
+        s->root = (uint32_t)r;
         return 0;
+    }
     case OPT_COLL:
         if (nsim_coll_parse(arg, &s->coll) != NSIM_OK)
             return nsim_cli_usage(cmd, "--collective: expected allreduce, "

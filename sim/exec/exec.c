@@ -492,8 +492,14 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     res->conns = malloc(p->nconns * sizeof *res->conns);
     if (res->conns == NULL || collect_links(ex, topo, res) != NSIM_OK)
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
-    for (uint32_t i = 0; i < p->nconns; i++)
-        res->conns[i] = ex->conns[i].st;
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const conn_rt *c = &ex->conns[i];
+        res->conns[i] = c->st;
+        if (c->ops->conn_counters != NULL) {
+            res->conns[i].has_xport = 1;
+            c->ops->conn_counters(c->state, &res->conns[i].xport);
+        }
+    }
     res->nlanes = ex->nlanes;
     res->lanes = malloc((ex->nlanes ? ex->nlanes : 1) * sizeof *res->lanes);
     if (res->lanes == NULL)

@@ -27,6 +27,8 @@ typedef struct nsim_conn_stats {
     uint64_t slices, bytes;       /* handed to the transport */
     uint64_t recv_slices, recv_bytes; /* consumed by the receiver */
     nsim_time blocked_credit_ps; /* sender waited for a free slot */
+    int has_xport;                  /* the transport counts too (NET) */
+    nsim_xport_conn_counters xport; /* its own count of what it carried */
 } nsim_conn_stats;
 
 typedef struct nsim_link_record {
