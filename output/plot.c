@@ -219,11 +219,18 @@ static int read_sweep_json(ptable *t, const char *path, const cJSON *root,
     return NSIM_OK;
 }
 
+static const char *str_of(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 /* A busbw of a compare row: "<who>_busbw_GBps" / "<who>_busbw", or an
  * object "<who>" with "busbw_GBps" / "busbw". */
 static double side_busbw(const cJSON *row, const char *const *who)
 {
     static const char *const sfx[] = {"_busbw_GBps", "_busbw", NULL};
+    /* (flat keys first: "simulated_busbw", "sim_busbw_GBps") */
     char key[64];
     for (const char *const *w = who; *w; w++) {
         for (const char *const *s = sfx; *s; s++) {
@@ -241,41 +248,95 @@ static double side_busbw(const cJSON *row, const char *const *who)
     return NAN;
 }
 
-/* `ncclsim compare --json`: an object with "rows" (or "sizes"), each with
- * "size" (or "bytes"), the simulated busbw (sim_busbw_GBps, or an object
- * "sim"/"simulated" with busbw_GBps), the measured one (meas_busbw_GBps,
- * measured_busbw_GBps, or an object "measured"), and optionally the
- * error in percent (err_pct / error_pct; else (sim - meas) / meas). */
-static int read_compare(ptable *t, const char *path, const cJSON *root,
-                        nsim_err *err)
+/* The rows of one comparison: "size" (or "bytes"), the simulated busbw
+ * (simulated_busbw, sim_busbw_GBps, or an object "sim"/"simulated" with
+ * busbw_GBps), the measured one (measured_busbw, meas_busbw_GBps, or an
+ * object "measured"), and the error: "error" (simulated / measured - 1,
+ * as ncclsim compare writes it), err_pct, or computed. Rows of a second
+ * column (in-place next to out-of-place) are left out. */
+static int read_compare_rows(ptable *t, const char *path, const cJSON *rs,
+                             const char *where, nsim_err *err)
 {
-    static const char *const sim[] = {"sim", "simulated", NULL};
-    static const char *const meas[] = {"meas", "measured", NULL};
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rows"), *it;
+    static const char *const sim[] = {"simulated", "sim", NULL};
+    static const char *const meas[] = {"measured", "meas", NULL};
+    const cJSON *it;
+    const char *column = NULL;
     size_t i = 0;
-    if (!cJSON_IsArray(rs))
-        rs = cJSON_GetObjectItemCaseSensitive(root, "sizes");
-    if (!cJSON_IsArray(rs))
-        return NSIM_ERR(err, NSIM_ECONFIG, "%s: expected the JSON of ncclsim "
-                        "compare --json (an array \"rows\")", path);
     cJSON_ArrayForEach(it, rs)
     {
         prow r = {0};
+        const cJSON *colv = cJSON_GetObjectItemCaseSensitive(it, "column");
+        if (cJSON_IsString(colv)) {
+            if (column == NULL)
+                column = colv->valuestring;
+            else if (strcmp(column, colv->valuestring) != 0) {
+                i++;
+                continue;
+            }
+        }
         r.file = (uint32_t)(t->nfiles - 1);
         r.size = (uint64_t)jnum(it, "size", jnum(it, "bytes", 0));
         r.busbw = side_busbw(it, sim);
         r.meas_busbw = side_busbw(it, meas);
-        r.err_pct = jnum(it, "err_pct", jnum(it, "error_pct", NAN));
+        double e = jnum(it, "error", NAN);
+        r.err_pct = !isnan(e) ? 100 * e
+                              : jnum(it, "err_pct", jnum(it, "error_pct", NAN));
         if (isnan(r.err_pct) && r.meas_busbw > 0)
             r.err_pct = 100 * (r.busbw - r.meas_busbw) / r.meas_busbw;
         if (r.size == 0 || isnan(r.busbw) || isnan(r.meas_busbw))
             return NSIM_ERR(err, NSIM_ECONFIG,
-                            "%s: rows[%zu]: expected size, sim_busbw_GBps and "
-                            "meas_busbw_GBps", path, i);
+                            "%s: %srows[%zu]: expected size, simulated_busbw "
+                            "and measured_busbw", path, where, i);
         NSIM_TRY(push(t, &r, err));
         i++;
     }
     return NSIM_OK;
+}
+
+/* `ncclsim compare --json` ("ncclsim-compare": "comparisons", each with
+ * its "source" and "rows"; one series per comparison), or an object with
+ * the rows at the top ("rows" or "sizes"). */
+static int read_compare(ptable *t, const char *path, const cJSON *root,
+                        nsim_err *err)
+{
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(root, "comparisons");
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rows"), *c;
+    if (cJSON_IsArray(cs)) {
+        size_t k = 0;
+        cJSON_ArrayForEach(c, cs)
+        {
+            char where[48], dup[512];
+            const char *src = str_of(c, "source");
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(c, "rows");
+            if (k > 0) {
+                if (t->nfiles == 8)
+                    return NSIM_ERR(err, NSIM_EINVAL, "%s: at most 8 series",
+                                    path);
+                t->nfiles++;
+            }
+            if (src != NULL) {
+                snprintf(dup, sizeof dup, "%s", src);
+                snprintf(t->names[t->nfiles - 1], sizeof t->names[0], "%s",
+                         basename(dup));
+            }
+            snprintf(where, sizeof where, "comparisons[%zu].", k);
+            if (!cJSON_IsArray(r))
+                return NSIM_ERR(err, NSIM_ECONFIG, "%s: %srows: expected an "
+                                "array", path, where);
+            NSIM_TRY(read_compare_rows(t, path, r, where, err));
+            k++;
+        }
+        if (k == 0)
+            return NSIM_ERR(err, NSIM_ECONFIG, "%s: comparisons: empty", path);
+        return NSIM_OK;
+    }
+    if (!cJSON_IsArray(rs))
+        rs = cJSON_GetObjectItemCaseSensitive(root, "sizes");
+    if (!cJSON_IsArray(rs))
+        return NSIM_ERR(err, NSIM_ECONFIG, "%s: expected the JSON of ncclsim "
+                        "compare --json (\"comparisons\" with \"rows\")",
+                        path);
+    return read_compare_rows(t, path, rs, "", err);
 }
 
 static int read_input(ptable *t, const char *path, int compare, nsim_err *err)
@@ -753,7 +814,7 @@ static int script_compare(gbuf *b, ptable *t, const nsim_plot_opts *o,
     size_axis(b);
     gp(b, "set size 1,0.66\nset origin 0,0.34\nunset xlabel\n"
           "set format x ''\nset ylabel 'busbw (GB/s)'\nset yrange [0:*]\n"
-          "set key left top font ',9'\n");
+          "set key right bottom font ',9'\n");
     gp(b, "set title ");
     char tt[300];
     snprintf(tt, sizeof tt, "simulated vs measured busbw: %s",

@@ -96,5 +96,7 @@ int nsim_cmd_compare(int argc, char **argv);
 int nsim_cmd_calibrate(int argc, char **argv);
 int nsim_cmd_sweep(int argc, char **argv);
 int nsim_cmd_plot(int argc, char **argv);
+int nsim_cmd_explain(int argc, char **argv);
+int nsim_cmd_validate(int argc, char **argv);
 
 #endif

@@ -27,6 +27,7 @@ typedef struct candidate {
     const char *name;
     double lo, hi;
     const char *pins;
+    int explicit_only; /* fitted only when --fit names it */
 } candidate;
 
 static const candidate candidates[] = {
@@ -66,6 +67,10 @@ static const candidate candidates[] = {
      "HCA read efficiency: large multi-host sizes"},
     {"cts_entry_bytes", 8, 4096,
      "CTS cost: multi-host SendRecv of 64 KiB - 4 MiB"},
+    /* validate (issue 11): the host backend's cores as ranks */
+    {"host_core_copy_bw", 0.1e9, 200e9,
+     "one core's copy rate: large sizes of `ncclsim validate --backend "
+     "host` on a --describe-host topology", 1},
 };
 #define NCAND (sizeof candidates / sizeof *candidates)
 
@@ -541,12 +546,14 @@ int nsim_calibrate(nsim_scenario **scen,
                                 "nvls_multimem_pct_sm90, "
                                 "nvlink_response_bytes, "
                                 "pcie_read_completion_bytes, "
-                                "hca_dma_read_outstanding, cts_entry_bytes");
+                                "hca_dma_read_outstanding, cts_entry_bytes, "
+                                "host_core_copy_bw");
             names[nn++] = o->fit[i];
         }
     } else {
         for (size_t i = 0; i < NCAND && nn < NSIM_CALIB_MAX_PARAMS; i++)
-            names[nn++] = candidates[i].name;
+            if (!candidates[i].explicit_only)
+                names[nn++] = candidates[i].name;
     }
     for (size_t j = 0; j < nn; j++) {
         pb.c[j] = cand_of(names[j]);

@@ -242,9 +242,10 @@ int nsim_sweep_run_point(nsim_scenario *s, int analytic, uint32_t point,
     for (size_t i = 0; i < ns; i++) {
         nsim_run_row r;
         int rc = nsim_run_size(s, &o, sizes[i], &r, NULL, NULL, err);
-        if (rc != NSIM_OK) {
+        if (rc != NSIM_OK) { /* the sizes before it are kept */
             free(sizes);
-            free(v);
+            *rows = v;
+            *n = i;
             return rc;
         }
         nsim_sweep_row *w = &v[i];

@@ -67,7 +67,8 @@ NSIM_NODISCARD int nsim_sweep_apply(const nsim_sweep *sw, size_t point,
                                     nsim_scenario *s, nsim_err *err);
 
 /* Runs one point on s (already applied) over the scenario's sizes:
- * *rows malloc'd, one per size. */
+ * *rows malloc'd, one per size. On an error *rows and *n hold the sizes
+ * that ran before it (the caller frees *rows either way). */
 NSIM_NODISCARD int nsim_sweep_run_point(nsim_scenario *s, int analytic,
                                         uint32_t point, nsim_sweep_row **rows,
                                         size_t *n, nsim_err *err);

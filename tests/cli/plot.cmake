@@ -60,3 +60,8 @@ if(NSIM_GNUPLOT)
              ${NCCLSIM} plot ${P}/compare-sample.json --kind compare
              -o plot_cmp.svg)
 endif()
+# the JSON ncclsim compare --json writes ("comparisons" with rows)
+nsim_expect(cli.plot.compare_ncclsim_json 0
+            CMD ${NCCLSIM} plot ${P}/compare-h100.json --kind compare -o x.png
+            --script -
+            OUT "\\$c0 << EOD\n33554432 331\\.187 321\\.104 3\\.14026\n.*busbw: 02_h100-1node-8gpu-allreduce-xxrjun\\.txt'")

@@ -232,7 +232,7 @@ static char *trace_of(const char *scen, uint64_t bytes, uint32_t qps,
     nsim_run_row row;
     char path[64], *text = NULL;
     size_t len = 0;
-    nsim_run_opts o = {0, 1, 1, cap};
+    nsim_run_opts o = {.keep = 1, .want_trace = 1, .trace_cap = cap};
     NSIM_ASSERT_OK(nsim_scenario_load(scen, &s, &err));
     s->qps_per_conn = qps;
     NSIM_ASSERT_OK(nsim_run_size(s, &o, bytes, &row, &p, &r, &err));
