@@ -81,6 +81,7 @@ typedef struct nsim_cli_measured {
     int column; /* -1 auto, 0 out-of-place, 1 in-place */
     uint64_t max_size;
     int sizes, max_iter;
+    int try_only; /* --try LIST rather than --fit LIST */
 } nsim_cli_measured;
 int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
                             nsim_cli_measured *a, int (*own)(const char *));
@@ -96,5 +97,6 @@ int nsim_cmd_calibrate(int argc, char **argv);
 int nsim_cmd_sweep(int argc, char **argv);
 int nsim_cmd_plot(int argc, char **argv);
 int nsim_cmd_explain(int argc, char **argv);
+int nsim_cmd_validate(int argc, char **argv);
 
 #endif

@@ -21,7 +21,8 @@
 
 static int own_opt(const char *a)
 {
-    static const char *const one[] = {"-o", "--output", "--fit", "--sizes",
+    static const char *const one[] = {"-o", "--output", "--fit", "--try",
+                                      "--sizes",
                                       "--max-iter", "--max-size", NULL};
     for (int i = 0; one[i]; i++)
         if (strcmp(a, one[i]) == 0)
@@ -117,6 +118,13 @@ int nsim_cmd_calibrate(int argc, char **argv)
         int r = nsim_cli_load_run("calibrate", a.run_argc, a.run_argv,
                                   &scen[k], &ro, &err);
         char notes[4096];
+        /* the scenario describes the machine: each measurement brings
+         * its own collective (fit on AllReduce, predict AllGather) */
+        if (r == 0 && ser[k]->collective[0] &&
+            nsim_scenario_set_knob(scen[k], "collective",
+                                   ser[k]->collective, ser[k]->source,
+                                   &err) != NSIM_OK)
+            r = -1;
         if (r == 0 &&
             (nsim_compare_check_fit(scen[k], ser[k], &err) != NSIM_OK ||
              nsim_compare_apply_knobs(scen[k], ser[k], notes, sizeof notes,
@@ -131,7 +139,7 @@ int nsim_cmd_calibrate(int argc, char **argv)
         rc = -1;
     }
     if (rc == 0) {
-        nsim_calib_opts co = {nnames ? names : NULL, nnames,
+        nsim_calib_opts co = {nnames ? names : NULL, nnames, a.try_only,
                               (size_t)a.sizes, a.max_size, a.max_iter,
                               a.column};
         struct timespec t0, t1;

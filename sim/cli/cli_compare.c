@@ -71,6 +71,10 @@ int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
             }
             else if (strcmp(x, "--fit") == 0)
                 a->fit = argv[i + 1];
+            else if (strcmp(x, "--try") == 0) {
+                a->fit = argv[i + 1];
+                a->try_only = 1;
+            }
             else if (strcmp(x, "--in-place") == 0)
                 a->column = 1;
             else if (strcmp(x, "--out-of-place") == 0)
@@ -152,9 +156,8 @@ static void print_rows(const nsim_measure_series *m, const char *notes,
         snprintf(ran, sizeof ran, "%s/%s/%u", r[i].algo, r[i].proto,
                  r[i].nchannels);
         if (r[i].nccl_algo[0])
-            snprintf(nccl, sizeof nccl, "%s/%s%s", r[i].nccl_algo,
-                     r[i].nccl_proto,
-                     m->log_channels > 0 ? "" : "");
+            snprintf(nccl, sizeof nccl, "%s/%s", r[i].nccl_algo,
+                     r[i].nccl_proto);
         printf("%14llu %4s %11.2f %11.2f %9.2f %9.2f %+7.1f%%  %-22s %s\n",
                (unsigned long long)r[i].size, r[i].col ? "ip" : "oop",
                r[i].meas_us, r[i].sim_us, r[i].meas_busbw, r[i].sim_busbw,

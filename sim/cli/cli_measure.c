@@ -31,9 +31,10 @@ static int parse_pos(const char *opt, const char *v, int32_t *out)
 /* Options shared by import and show; files collected in files[]. */
 static int parse_args(int argc, char **argv, const char **out,
                       nsim_measure_import_opts *o, char **files,
-                      size_t *nfiles)
+                      size_t *nfiles, char **envs, size_t *nenv)
 {
     *nfiles = 0;
+    *nenv = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
@@ -51,6 +52,12 @@ static int parse_args(int argc, char **argv, const char **out,
             int rc = parse_pos(a, argv[++i], &o->hosts);
             if (rc)
                 return rc;
+        } else if (strcmp(a, "--gpus-per-thread") == 0 && more) {
+            int rc = parse_pos(a, argv[++i], &o->gpus_per_thread);
+            if (rc)
+                return rc;
+        } else if (strcmp(a, "--env") == 0 && more) {
+            envs[(*nenv)++] = argv[++i];
         } else if (a[0] == '-' && a[1] != '\0')
             return nsim_cli_usage("measure", "unknown option or missing "
                                   "value: %s", a);
@@ -132,14 +139,20 @@ int nsim_cmd_measure(int argc, char **argv)
         fprintf(stderr, "ncclsim: out of memory\n");
         return NSIM_EXIT_ERR;
     }
-    size_t nfiles = 0;
-    int rc = parse_args(argc, argv, &out, &o, files, &nfiles);
+    size_t nfiles = 0, nenv = 0;
+    char **envs = calloc((size_t)argc, sizeof *envs);
+    int rc = envs ? parse_args(argc, argv, &out, &o, files, &nfiles, envs,
+                               &nenv)
+                  : NSIM_EXIT_ERR;
+    o.env = envs;
+    o.nenv = nenv;
     if (rc == 0 && strcmp(act, "import") == 0 && out == NULL)
         rc = nsim_cli_usage("measure", "import needs -o FILE.json");
     if (rc == 0 && strcmp(act, "show") == 0 && out != NULL)
         rc = nsim_cli_usage("measure", "show takes no -o");
     if (rc != 0) {
         free(files);
+        free(envs);
         return rc;
     }
     nsim_err err = {0};
@@ -149,6 +162,7 @@ int nsim_cmd_measure(int argc, char **argv)
         (out != NULL && nsim_measure_write(m, out, &err) != NSIM_OK)) {
         nsim_measure_destroy(m);
         free(files);
+        free(envs);
         return nsim_cli_fail(&err);
     }
     if (out == NULL)
@@ -157,5 +171,6 @@ int nsim_cmd_measure(int argc, char **argv)
         printf("%s: %zu series\n", out, nsim_measure_nseries(m));
     nsim_measure_destroy(m);
     free(files);
+    free(envs);
     return NSIM_EXIT_OK;
 }

@@ -316,7 +316,8 @@ static int parse_opt(int c, const char *arg, topo_opts *o)
         return *end == '\0' && o->fabric.oversub >= 1 &&
                o->fabric.oversub <= 64;
     case O_ROCE: o->fabric.roce = 1; return 1;
-    case O_NODES: return parse_uint(arg, 1u << 20, &o->nodes) && o->nodes;
+    case O_NODES: /* 4x the 16,384-node scale runs */
+        return parse_uint(arg, 65536, &o->nodes) && o->nodes;
     case O_PRESET: o->preset = arg; return 1;
     case O_HOST:
         if (!parse_uint(arg, 1u << 24, &v))
@@ -340,15 +341,18 @@ static int parse_opts(int argc, char **argv, topo_opts *o)
     o->xml.warn_ud = &o->quiet;
     optind = 1;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:q", long_opts, NULL)) != -1) {
+    int c, li = -1;
+    while ((c = getopt_long(argc, argv, "o:q", long_opts, &li)) != -1) {
         if (c == '?' || c == ':')
             return nsim_cli_usage("topo", "unknown or incomplete option "
                                           "'%s'", argv[optind - 1]);
         if (!parse_opt(c, optarg, o))
-            return nsim_cli_usage("topo", "bad value '%s' for option '%s'",
+            return nsim_cli_usage("topo", "bad value '%s' for option %s%s%s",
                                   optarg ? optarg : "",
-                                  argv[optind - 1]);
+                                  c == 'o' ? "-o" : "--",
+                                  c == 'o' || li < 0 ? "" : long_opts[li].name,
+                                  c == O_NODES ? " (1..65536)" : "");
+        li = -1;
     }
     return NSIM_EXIT_OK;
 }
@@ -386,10 +390,10 @@ static int act_check_show(int show, const topo_opts *o, const char *file)
     int rc = NSIM_OK;
     if (show && o->host_given && (o->host < 0 ||
                                   (uint32_t)o->host >= nsim_topo_nhosts(t))) {
+        uint32_t nh = nsim_topo_nhosts(t);
         nsim_topo_destroy(t);
         return nsim_cli_usage("topo", "--host %d: the topology has hosts "
-                                      "0..%u", o->host,
-                              nsim_topo_nhosts(t) - 1);
+                                      "0..%u", o->host, nh - 1);
     }
     if (show) {
         /* bounded: everything only when small or --all; else one host */

@@ -73,6 +73,9 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --nchannels N          force N channels (NCCL_MIN/MAX_NCHANNELS)\n"
      "  --qps N                QPs per connection (NCCL_IB_QPS_PER_CONNECTION)\n"
      "  --seed N               random seed\n"
+     "  --fidelity F           packet (default), flow (every WR and slice\n"
+     "                         one max-min shared flow: for 1,000+ GPUs) or\n"
+     "                         auto (flow where packet would be slow)\n"
      "  --params FILE          model constants over the scenario's (a\n"
      "                         params file, e.g. ncclsim calibrate -o)\n"
      "  --graph GRAPH.xml      replay NCCL's dumped rings and NICs\n"
@@ -183,6 +186,35 @@ const nsim_cmd nsim_cli_commands[] = {
      "  steady, drain) and what NCCL's tuner would pick instead\n"
      "  --json FILE   the same figures as JSON (\"ncclsim-explain\")\n",
      nsim_cmd_explain},
+    {"validate", "--backend B SCENARIO",
+     "execute the plans on real hardware (host, cuda, nccl, verbs)",
+     "ncclsim validate --backend host|cuda|nccl|verbs SCENARIO [OPTIONS]\n"
+     "  runs the scenario's plan at each size on real hardware, timed as\n"
+     "  nccl-tests times it, and prints measured and simulated time\n"
+     "  --plan PLAN.json       play this plan (from `ncclsim plan`) instead\n"
+     "                         of planning; refused if it does not fit\n"
+     "  -o, --output FILE      the measurement (\"ncclsim-measurement\")\n"
+     "  -n N, -w N, -c 0|1     timed iterations (20), warm-up (5), check\n"
+     "  --op OP                the reduction (-o is the output here)\n"
+     "  --trace FILE           Chrome trace of one executed op, per rank and\n"
+     "                         channel, as `run --trace` draws the simulated\n"
+     "  --timeout S            bound of every wait (30 s)\n"
+     "  host:  --processes     a process per rank (fork, shared memory)\n"
+     "                         instead of threads of one process\n"
+     "  verbs: --hosts H:P --rank R --token T   one process per rank;\n"
+     "                         rank 0 listens on H:P; under mpirun the rank\n"
+     "                         comes from OMPI_COMM_WORLD_RANK / PMI_RANK\n"
+     "  nccl:  --nccl-lib PATH libnccl.so to dlopen\n"
+     "  cuda:  --microbench -o F  one GPU's block copy/reduce rates,\n"
+     "                         launch overhead, pinned PCIe rates; F is also\n"
+     "                         a params file (--params F) of what they imply\n"
+     "  and every option of `ncclsim run` (-b -e -f -d --nchannels ...)\n"
+     "ncclsim validate --describe-host -o TOPO.json [--ranks N] [--bw BW]\n"
+     "        [--scenario-out SCENARIO.json]\n"
+     "  this machine as a topology: cores as ranks, memory links at the\n"
+     "  measured rate of all cores copying at once, one core's measured\n"
+     "  memcpy rate as host_core_copy_bw (--bw BW: that rate, links 2 BW)\n",
+     nsim_cmd_validate},
     {"params", "[FILE]", "print every model constant with its source",
      "ncclsim params [FILE]\n  prints the parameter table (with FILE's "
      "overrides applied) as JSON\n",
@@ -193,13 +225,16 @@ const nsim_cmd nsim_cli_commands[] = {
      "hardware measurements into the ncclsim-measurement schema",
      "ncclsim measure import FILE... -o M.json [--partial]\n"
      "        [--collective C] [--ranks N] [--hosts N]\n"
+     "        [--gpus-per-thread N] [--env NCCL_X=V ...]\n"
      "  reads nccl-tests output (launcher tags, -g, one or both columns),\n"
      "  NCCL_DEBUG=INFO logs (joined to the tables of the other files),\n"
      "  vendor markdown busbw tables, perftest output or its markdown\n"
      "  summaries, and ncclsim-measurement files; writes one file\n"
      "  (README \"Measurements\")\n"
      "  --partial       drop rows cut short instead of failing\n"
-     "  --collective, --ranks, --hosts  what a file does not say\n"
+     "  --collective, --ranks, --hosts, --gpus-per-thread (-g), --env\n"
+     "                  what a file does not say (a differing value is\n"
+     "                  an error)\n"
      "ncclsim measure show FILE...   the series, as import reads them\n",
      nsim_cmd_measure},
     {"compare", "SCENARIO MEASURED...",
@@ -233,8 +268,13 @@ const nsim_cmd nsim_cli_commands[] = {
      "  with its 95% interval and the value it replaces, the error before\n"
      "  and after; names what the data leave unidentified and which\n"
      "  measurement would pin it (an error for constants named in --fit).\n"
+     "  The scenario describes the machine and its knobs: each measurement\n"
+     "  that names its collective is run with it (fit on AllReduce,\n"
+     "  predict AllGather).\n"
      "  -o FILE       the params file (run --params FILE, scenario params)\n"
      "  --fit LIST    only these constants\n"
+     "  --try LIST    only these candidates; those the data leave\n"
+     "                unidentified are noted, not refused\n"
      "  --sizes N     sizes per measurement (default 6, log-spread)\n"
      "  --max-size S  leave out larger sizes (default 1 GiB)\n"
      "  --max-iter N  trust-region iterations (default 40)\n"

@@ -153,12 +153,14 @@ int nsim_read_file(const char *path, char **text, size_t *len,
 
 static char temp_name[MAX_TEMPS][PATH_MAX];
 static volatile sig_atomic_t temp_used[MAX_TEMPS];
+static pid_t temp_owner[MAX_TEMPS]; /* a forked child leaves them alone */
 
 static int temp_claim(const char *name)
 {
     for (int i = 0; i < MAX_TEMPS; i++)
         if (!temp_used[i]) {
             snprintf(temp_name[i], sizeof temp_name[i], "%s", name);
+            temp_owner[i] = getpid();
             temp_used[i] = 1; /* after the name is complete */
             return i;
         }
@@ -176,9 +178,10 @@ static void temp_release(int i, int remove_file)
 
 static void on_signal(int sig)
 {
-    /* async-signal-safe: unlink, signal, raise */
+    /* async-signal-safe: getpid, unlink, signal, raise */
+    pid_t me = getpid();
     for (int i = 0; i < MAX_TEMPS; i++)
-        if (temp_used[i])
+        if (temp_used[i] && temp_owner[i] == me)
             unlink(temp_name[i]);
     signal(sig, SIG_DFL);
     raise(sig);
@@ -187,7 +190,7 @@ static void on_signal(int sig)
 static void remove_all_temps(void)
 {
     for (int i = 0; i < MAX_TEMPS; i++)
-        temp_release(i, 1);
+        temp_release(i, temp_owner[i] == getpid());
 }
 
 void nsim_out_install_signals(void)
@@ -200,10 +203,18 @@ void nsim_out_install_signals(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, SIGINT);
-    sigaddset(&sa.sa_mask, SIGTERM);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* SIGHUP: the terminal went away; SIGPIPE: stdout closed (| head)
+     * while the outputs are committed */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (int i = 0; i < 4; i++)
+        sigaddset(&sa.sa_mask, sigs[i]);
+    for (int i = 0; i < 4; i++) {
+        struct sigaction old;
+        /* a signal the caller ignores (nohup, SIG_IGN) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
     atexit(remove_all_temps);
 }
 

@@ -59,9 +59,10 @@ NSIM_NODISCARD int nsim_out_scratch(const char *suffix, const char *text,
                                     nsim_err *err);
 void nsim_out_scratch_remove(const char *name);
 
-/* Installs SIGINT / SIGTERM handlers that remove the temporary and
- * scratch files, then die of the signal (exit status non-zero), and an
- * atexit hook that removes what is left. Idempotent. */
+/* Installs SIGINT / SIGTERM / SIGHUP / SIGPIPE handlers (unless the
+ * signal is ignored) that remove the temporary and scratch files, then
+ * die of the signal (exit status non-zero), and an atexit hook that
+ * removes what is left. Idempotent. */
 void nsim_out_install_signals(void);
 
 /* Forgets one input: a file the command reads back and then rewrites on

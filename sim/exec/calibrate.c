@@ -27,6 +27,7 @@ typedef struct candidate {
     const char *name;
     double lo, hi;
     const char *pins;
+    int explicit_only; /* fitted only when --fit names it */
 } candidate;
 
 static const candidate candidates[] = {
@@ -66,6 +67,10 @@ static const candidate candidates[] = {
      "HCA read efficiency: large multi-host sizes"},
     {"cts_entry_bytes", 8, 4096,
      "CTS cost: multi-host SendRecv of 64 KiB - 4 MiB"},
+    /* validate (issue 11): the host backend's cores as ranks */
+    {"host_core_copy_bw", 0.1e9, 200e9,
+     "one core's copy rate: large sizes of `ncclsim validate --backend "
+     "host` on a --describe-host topology", 1},
 };
 #define NCAND (sizeof candidates / sizeof *candidates)
 
@@ -513,8 +518,8 @@ int nsim_calibrate(nsim_scenario **scen,
     /* the constants */
     const char *names[NSIM_CALIB_MAX_PARAMS];
     size_t nn = 0;
-    int explicit_fit = o->fit != NULL && o->nfit > 0;
-    if (explicit_fit) {
+    int explicit_fit = o->fit != NULL && o->nfit > 0 && !o->try_only;
+    if (o->fit != NULL && o->nfit > 0) {
         if (o->nfit > NSIM_CALIB_MAX_PARAMS)
             return NSIM_ERR(err, NSIM_EINVAL, "--fit: at most %d constants",
                             NSIM_CALIB_MAX_PARAMS);
@@ -532,12 +537,14 @@ int nsim_calibrate(nsim_scenario **scen,
                                 "nvls_multimem_pct_sm90, "
                                 "nvlink_response_bytes, "
                                 "pcie_read_completion_bytes, "
-                                "hca_dma_read_outstanding, cts_entry_bytes");
+                                "hca_dma_read_outstanding, cts_entry_bytes, "
+                                "host_core_copy_bw");
             names[nn++] = o->fit[i];
         }
     } else {
         for (size_t i = 0; i < NCAND && nn < NSIM_CALIB_MAX_PARAMS; i++)
-            names[nn++] = candidates[i].name;
+            if (!candidates[i].explicit_only)
+                names[nn++] = candidates[i].name;
     }
     for (size_t j = 0; j < nn; j++) {
         pb.c[j] = cand_of(names[j]);
@@ -589,6 +596,30 @@ int nsim_calibrate(nsim_scenario **scen,
         size_t with[NSIM_CALIB_MAX_PARAMS];
         if (rc == NSIM_OK)
             screen_columns(&Jv.matrix, &pb, keep, why, with);
+        /* without --fit: at most one constant fewer than the sizes, the
+         * ones the data move most */
+        size_t nkeep = 0;
+        for (size_t j = 0; rc == NSIM_OK && j < pb.np; j++)
+            nkeep += keep[j] != 0;
+        while (rc == NSIM_OK && !explicit_fit && nkeep >= pb.npts &&
+               nkeep > 0) {
+            size_t weak = pb.np;
+            double wn = 0;
+            for (size_t j = 0; j < pb.np; j++) {
+                if (!keep[j])
+                    continue;
+                gsl_vector_const_view c =
+                    gsl_matrix_const_column(&Jv.matrix, j);
+                double nj = gsl_blas_dnrm2(&c.vector);
+                if (weak == pb.np || nj < wn) {
+                    weak = j;
+                    wn = nj;
+                }
+            }
+            keep[weak] = 0;
+            why[weak] = 3;
+            nkeep--;
+        }
         size_t w = 0;
         for (size_t j = 0; rc == NSIM_OK && j < pb.np; j++) {
             if (keep[j]) {
@@ -604,6 +635,12 @@ int nsim_calibrate(nsim_scenario **scen,
                 snprintf(msg, sizeof msg, "%s: the measurements do not "
                          "move with it (Jacobian column ~0); a measurement "
                          "of %s would pin it", pb.c[j]->name, pb.c[j]->pins);
+            else if (why[j] == 3)
+                snprintf(msg, sizeof msg, "%s: fewer measured sizes (%zu) "
+                         "than constants the data move; it moves them the "
+                         "least; more sizes (--sizes, or a measurement of "
+                         "%s) would pin it", pb.c[j]->name, pb.npts,
+                         pb.c[j]->pins);
             else
                 snprintf(msg, sizeof msg, "%s: collinear with %s (the "
                          "measurements cannot tell them apart); a "

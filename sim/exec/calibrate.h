@@ -31,6 +31,8 @@
 typedef struct nsim_calib_opts {
     const char *const *fit; /* names; NULL: every candidate the data pin */
     size_t nfit;
+    int try_only; /* fit: candidates to try (those the data leave
+                   * unidentified are noted, not refused) */
     size_t sizes_per_series; /* 0: 6 */
     uint64_t max_size;       /* 0: 1 GiB */
     int max_iter;            /* 0: 40 */

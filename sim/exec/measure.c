@@ -654,6 +654,29 @@ static int apply_user(nsim_measure_series *s,
                             o->ranks);
         s->ranks = o->ranks;
     }
+    if (o->gpus_per_thread > 0) {
+        if (s->gpus_per_thread > 0 && s->gpus_per_thread != o->gpus_per_thread)
+            return NSIM_ERR(err, NSIM_ECONFIG, "%s: the file says -g %d, "
+                            "--gpus-per-thread says %d", s->source,
+                            s->gpus_per_thread, o->gpus_per_thread);
+        s->gpus_per_thread = o->gpus_per_thread;
+    }
+    for (size_t i = 0; i < o->nenv && strcmp(s->tool, "perftest") != 0;
+         i++) {
+        const char *kv = o->env[i], *eq = strchr(kv, '=');
+        char key[64];
+        if (eq == NULL || eq == kv || (size_t)(eq - kv) >= sizeof key ||
+            strncmp(kv, "NCCL_", 5) != 0 || strlen(eq + 1) >= 128)
+            return NSIM_ERR(err, NSIM_EINVAL, "--env %s: expected "
+                            "NCCL_NAME=VALUE", kv);
+        snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+        const char *have = nsim_measure_env_get(s, key);
+        if (have != NULL && strcmp(have, eq + 1) != 0)
+            return NSIM_ERR(err, NSIM_ECONFIG, "%s: the file says %s=%s, "
+                            "--env says %s", s->source, key, have, eq + 1);
+        if (nsim_measure__env_set(s, key, eq + 1) < 0)
+            return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+    }
     if (o->hosts > 0) {
         if (s->hosts > 0 && s->hosts != o->hosts)
             return NSIM_ERR(err, NSIM_ECONFIG, "%s: the file says %d hosts, "

@@ -73,6 +73,9 @@ typedef struct nsim_measure nsim_measure;
 typedef struct nsim_measure_import_opts {
     const char *collective; /* "allreduce", "all_reduce_perf", NULL */
     int32_t ranks, hosts;   /* 0: from the file */
+    int32_t gpus_per_thread; /* nccl-tests -g, 0: from the file */
+    char *const *env;       /* "NCCL_X=V" the run had, nenv of them */
+    size_t nenv;
     int partial;            /* drop rows cut short (with a warning)
                              * instead of failing */
     /* called for each warning when set (else they are dropped) */

@@ -148,3 +148,7 @@ nsim_expect(cli.io.stdout_full 1 CMD sh -c "$<TARGET_FILE:ncclsim> run ${SEED} -
             NO_FILE ${CMAKE_CURRENT_BINARY_DIR}/sf.json)
 nsim_expect(cli.io.params_range 0 CMD ${NCCLSIM} params
             OUT "\"stream_chunk_bytes\":[^}]*\"range\":[ \t]*\"4 KiB \\.\\. 64 MiB\"")
+nsim_expect(cli.io.root_range 2 CMD ${NCCLSIM} run ${SEED} --collective
+            broadcast -r 4294967296 ERR "-r: expected a root rank, got '4294967296'")
+nsim_expect(cli.io.nodes_limit 2 CMD ${NCCLSIM} topo build --nodes 70000
+            --node-preset dgx-h100 ERR "bad value '70000' for option --nodes \\(1..65536\\)")

@@ -106,3 +106,12 @@ nsim_expect(cli.calibrate.unknown_fit 1
 nsim_expect(cli.calibrate.no_output 2
   CMD ${CAL43}
   ERR "needs -o PARAMS.json")
+nsim_expect(cli.measure.import_options 0
+  CMD ${NCCLSIM} measure show --env NCCL_ALGO=Ring --gpus-per-thread 8 --ranks 8
+      ${M}/12_azure-nd-a100-v4-1node-allreduce-vendor.txt
+  OUT "ranks 8, hosts -1, -g 8, [^\n]*\n   NCCL_ALGO=Ring\n")
+nsim_expect(cli.measure.import_conflict 1
+  CMD ${NCCLSIM} measure import --env NCCL_ALGO=Tree
+      ${M}/40_h100-2node-ndr-allreduce-ring-underperf-issue290.txt -o cli_measure_conflict.json
+  ERR "the file says NCCL_ALGO=RING, --env says Tree"
+  NO_FILE cli_measure_conflict.json)

@@ -60,7 +60,7 @@ static void test_recovers_known_values(void)
     NSIM_ASSERT_OK(nsim_scenario_load(SCEN, &s, &err));
     const nsim_measure_series *ser = nsim_measure_series_at(m, 0);
     static const char *const fit[] = {"kernel_launch_ps", "a100_hbm_bw"};
-    nsim_calib_opts o = {fit, 2, 0, 0, 0, -1};
+    nsim_calib_opts o = {fit, 2, 0, 0, 0, 0, -1};
     nsim_calib_result r;
     NSIM_ASSERT_OK(nsim_calibrate(&s, &ser, 1, &o, &r, &err));
     CU_ASSERT_EQUAL_FATAL(r.nfit, 2);
@@ -85,7 +85,7 @@ static void test_refuses_unpinned(void)
     NSIM_ASSERT_OK(nsim_scenario_load(SCEN, &s, &err));
     const nsim_measure_series *ser = nsim_measure_series_at(m, 0);
     static const char *const fit[] = {"kernel_launch_ps", "hca_wqe_fetch_ps"};
-    nsim_calib_opts o = {fit, 2, 0, 0, 0, -1};
+    nsim_calib_opts o = {fit, 2, 0, 0, 0, 0, -1};
     nsim_calib_result r;
     CU_ASSERT_NOT_EQUAL(nsim_calibrate(&s, &ser, 1, &o, &r, &err), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "hca_wqe_fetch_ps"));

@@ -188,28 +188,32 @@ static void test_outputs_all_or_none(void)
     remove_dir();
 }
 
-static void test_sigterm_removes_temps(void)
+static void test_signals_remove_temps(void)
 {
-    make_dir();
-    fflush(NULL);
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        nsim_err err = {0};
-        nsim_out_install_signals();
-        nsim_out_begin();
-        if (nsim_write_file_atomic(in_dir("out.json"), "partial", 7, &err) !=
-                NSIM_OK ||
-            count_files() != 1) /* the temporary file */
-            _exit(3);
-        raise(SIGTERM);
-        _exit(4);
+    static const int sigs[] = {SIGTERM, SIGINT, SIGPIPE, SIGHUP};
+    for (int k = 0; k < 4; k++) {
+        make_dir();
+        fflush(NULL);
+        pid_t pid = fork();
+        CU_ASSERT_FATAL(pid >= 0);
+        if (pid == 0) {
+            nsim_err err = {0};
+            signal(sigs[k], SIG_DFL); /* as a shell leaves it */
+            nsim_out_install_signals();
+            nsim_out_begin();
+            if (nsim_write_file_atomic(in_dir("out.json"), "partial", 7,
+                                       &err) != NSIM_OK ||
+                count_files() != 1) /* the temporary file */
+                _exit(3);
+            raise(sigs[k]);
+            _exit(4);
+        }
+        int status = 0;
+        CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+        CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == sigs[k]);
+        CU_ASSERT_EQUAL(count_files(), 0);
+        remove_dir();
     }
-    int status = 0;
-    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
-    CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-    CU_ASSERT_EQUAL(count_files(), 0);
-    remove_dir();
 }
 
 static void test_duplicate_keys(void)
@@ -239,7 +243,8 @@ CU_TestInfo nsim_test_fileio[] = {
     {"symlinks followed, devices in place, ENOSPC, directories",
      test_symlink_and_devices},
     {"several outputs: staged, all or none", test_outputs_all_or_none},
-    {"SIGTERM removes the temporary files", test_sigterm_removes_temps},
+    {"SIGTERM, SIGINT, SIGPIPE, SIGHUP remove the temporary files",
+     test_signals_remove_temps},
     {"duplicate JSON keys refused with their path", test_duplicate_keys},
     CU_TEST_INFO_NULL,
 };
