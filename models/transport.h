@@ -141,6 +141,15 @@ int nsim_xport_stats_add_failover(nsim_xport_stats *s,
 int nsim_xport_stats_add_wait(nsim_xport_stats *s, const nsim_wait_record *r);
 void nsim_xport_stats_free(nsim_xport_stats *s);
 
+/* A connection's own account of what it carried (exactly-once checks). */
+typedef struct nsim_xport_conn_counters {
+    uint64_t tx_slices, tx_bytes; /* handed to the network */
+    uint64_t rx_slices, rx_bytes; /* accepted by the receiver, each piece
+                                   * once, for the slice it belongs to */
+    uint64_t dup_pieces; /* copies that came again (sent again after a
+                          * failover) and were ignored */
+} nsim_xport_conn_counters;
+
 typedef struct nsim_transport_ops {
     const char *name;
     /* Per-run state shared by the transport's connections (NICs, proxy
@@ -161,6 +170,8 @@ typedef struct nsim_transport_ops {
     int (*report)(void *shared, nsim_xport_stats *st);
     /* Optional: a fault of the plan strikes now. */
     int (*fault)(void *shared, const nsim_fault *f);
+    /* Optional: the connection's own counters. */
+    void (*conn_counters)(const void *state, nsim_xport_conn_counters *out);
 } nsim_transport_ops;
 
 extern const nsim_transport_ops nsim_p2p_transport;

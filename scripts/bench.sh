@@ -2,6 +2,7 @@
 # Benchmarks (Release build): the event engine alone on the hold model,
 # then whole simulations. Prints figures; never fails on speed.
 set -e
+if [ "${1:-}" = "--scale" ]; then shift; exec sh "$(dirname "$0")/bench_scale.sh" "$@"; fi
 cd "$(dirname "$0")/.."
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null

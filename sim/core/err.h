@@ -26,7 +26,8 @@
     XX(EIO, 6, "input/output error")                                         \
     XX(ENOENT, 7, "not found")                                               \
     XX(EAGAIN, 8, "resource temporarily full")                               \
-    XX(ESIM, 9, "simulation error")
+    XX(ESIM, 9, "simulation error")                                          \
+    XX(EFAULT, 10, "stopped by the fault plan")
 
 typedef enum {
 #define XX(name, val, msg) NSIM_##name = -(val),

@@ -84,6 +84,11 @@ int nsim_compare_apply_knobs(nsim_scenario *s, const nsim_measure_series *m,
                      strcmp(k, "NCCL_NVLS_NCHANNELS") != 0 &&
                      strcmp(k, "NCCL_NCHANNELS_PER_NET_PEER") != 0 &&
                      s->nchannels_given);
+        for (uint32_t b = 0; b < 32 && nsim_scenario_env_names[b] != NULL;
+             b++)
+            if (strcmp(nsim_scenario_env_names[b], k) == 0 &&
+                (s->env_set >> b & 1u))
+                fixed = 1; /* the scenario's env or one of its fields */
         if (fixed) {
             note(notes, len, "%s=%s: the scenario fixes it", k, v);
             continue;

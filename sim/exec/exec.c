@@ -492,8 +492,14 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     res->conns = malloc(p->nconns * sizeof *res->conns);
     if (res->conns == NULL || collect_links(ex, topo, res) != NSIM_OK)
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
-    for (uint32_t i = 0; i < p->nconns; i++)
-        res->conns[i] = ex->conns[i].st;
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const conn_rt *c = &ex->conns[i];
+        res->conns[i] = c->st;
+        if (c->ops->conn_counters != NULL) {
+            res->conns[i].has_xport = 1;
+            c->ops->conn_counters(c->state, &res->conns[i].xport);
+        }
+    }
     res->nlanes = ex->nlanes;
     res->lanes = malloc((ex->nlanes ? ex->nlanes : 1) * sizeof *res->lanes);
     if (res->lanes == NULL)
@@ -516,6 +522,8 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
     int rc = nsim_sim_create(opts->seed, &ex.sim, err);
     if (rc == NSIM_OK)
         rc = nsim_fabric_create(ex.sim, topo, params, &ex.fab, err);
+    if (rc == NSIM_OK && opts->fidelity == NSIM_FIDELITY_FLOW)
+        rc = nsim_fabric_set_flow(ex.fab, err);
     if (rc == NSIM_OK)
         rc = setup(&ex, topo, params, opts, err);
     if (rc == NSIM_OK)
@@ -556,4 +564,23 @@ void nsim_exec_result_free(nsim_exec_result *res)
     nsim_xport_stats_free(&res->xport);
     res->conns = NULL;
     res->links = NULL;
+}
+
+const char *nsim_fidelity_name(nsim_fidelity f)
+{
+    return f == NSIM_FIDELITY_FLOW   ? "flow"
+           : f == NSIM_FIDELITY_AUTO ? "auto"
+                                     : "packet";
+}
+
+int nsim_fidelity_parse(const char *s, nsim_fidelity *out)
+{
+    static const nsim_fidelity all[] = {NSIM_FIDELITY_PACKET, NSIM_FIDELITY_FLOW,
+                                        NSIM_FIDELITY_AUTO};
+    for (unsigned i = 0; i < 3; i++)
+        if (strcmp(s, nsim_fidelity_name(all[i])) == 0) {
+            *out = all[i];
+            return NSIM_OK;
+        }
+    return NSIM_EINVAL;
 }

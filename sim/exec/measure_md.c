@@ -272,7 +272,7 @@ static int read_table(mdread *r, mdtable *t, size_t *pos, int *lineno)
         return 0;
     /* which columns become series: with named tests, the first column of
      * each test; else every column with a unit */
-    /* each column's series by index: a new series may move them all */
+    /* series by index: a new series may move the others */
     size_t ser[MAX_CELLS];
     for (int j = 0; j < MAX_CELLS; j++)
         ser[j] = SIZE_MAX;
@@ -360,8 +360,8 @@ static int read_table(mdread *r, mdtable *t, size_t *pos, int *lineno)
                     }
                 }
             }
-            nsim_measure_row *row = nsim_measure__row_new(
-                nsim_measure__series_mut(r->m, ser[j]));
+            nsim_measure_row *row =
+                nsim_measure__row_new(nsim_measure__series_mut(r->m, ser[j]));
             if (row == NULL)
                 return NSIM_ERR(r->err, NSIM_ENOMEM, "out of memory");
             row->size = size;

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Scale benchmarks in flow fidelity (issue 12 item 4): clusters of DGX H100
+# nodes on a rail fat tree, built with `ncclsim topo build`. Prints, per
+# run: ranks, wall seconds, CPU seconds, engine events and peak RSS, then
+# the exponents of wall time, CPU time and events vs ranks (least squares
+# on log-log) for the ring series. Never fails on speed; a run over its time limit is "cut".
+#
+#   sh scripts/bench.sh --scale            the targets (long: minutes)
+#   sh scripts/bench.sh --scale --quick    ring series up to 512 ranks
+#   NSIM_SCALE_LIMIT=600                   seconds per run before the cut
+set -e
+cd "$(dirname "$0")/.."
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+quick=0
+for a in "$@"; do [ "$a" = "--quick" ] && quick=1; done
+limit=${NSIM_SCALE_LIMIT:-600}
+dir=$(mktemp -d /tmp/ncclsim-scale.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+bin=./build/ncclsim
+
+# scenario NODES COLL SIZE -> path of a scenario on that cluster
+scenario() {
+    topo="$dir/c$1.topo.json"
+    [ -f "$topo" ] || $bin topo build --nodes "$1" --node-preset dgx-h100 \
+        --fabric rail-fat-tree -o "$topo" >/dev/null
+    s="$dir/c$1-$2-$3.json"
+    printf '{"format": "ncclsim-scenario", "version": 1, "name": "c%s", ' \
+        "$1" >"$s"
+    printf '"topology": "%s", "collective": "%s", "datatype": "float", ' \
+        "$topo" "$2" >>"$s"
+    printf '"op": "sum", "min_bytes": "%s", "max_bytes": "%s", ' "$3" "$3" >>"$s"
+    printf '"fidelity": "flow"}\n' >>"$s"
+    echo "$s"
+}
+
+# run LABEL NODES COLL SIZE TARGET_S [run options...]
+run() {
+    label=$1 nodes=$2 coll=$3 size=$4 target=$5
+    shift 5
+    s=$(scenario "$nodes" "$coll" "$size")
+    ranks=$((nodes * 8))
+    out="$dir/out"
+    if timeout "$limit" /usr/bin/time -f "%e %U %M" -o "$dir/time" \
+        $bin run "$s" --quiet --timing "$@" 2>"$out"; then
+        set -- $(cat "$dir/time")
+        ev=$(sed -n 's/.* \([0-9]*\) events.*/\1/p' "$out" | tail -1)
+        printf '%-34s %7d %9.2f %9.2f %12s %8.0f MB  (target < %s s)\n' \
+            "$label" "$ranks" "$1" "$2" "$ev" "$(($3 / 1024))" "$target"
+        [ "$label" = ring ] && echo "$ranks $1 $2 $ev" >>"$dir/fit"
+    else
+        printf '%-34s %7d %9s %9s %12s %11s  (target < %s s): %s\n' \
+            "$label" "$ranks" "cut" "-" "-" "-" "$target" \
+            "$(tail -1 "$out" | cut -c1-100)"
+    fi
+    return 0
+}
+
+printf '%-34s %7s %9s %9s %12s %11s\n' "# run (flow fidelity)" ranks "wall s" \
+    "cpu s" events "peak RSS"
+for n in 16 32 64; do run ring "$n" all_reduce_perf 1G - --algo Ring; done
+if [ $quick = 0 ]; then
+    run ring 128 all_reduce_perf 1G 3 --algo Ring
+    run ring 512 all_reduce_perf 1G 7 --algo Ring
+    run "alltoall 64 MiB" 128 alltoall_perf 64M 30
+    run "NCCL default allreduce 1 GiB" 16384 all_reduce_perf 1G 60
+fi
+# exponent of column c against ranks: least squares on log-log
+fit() {
+    awk -v c="$1" -v what="$2" '{x = log($1); y = log($c); n++; sx += x
+          sy += y; sxx += x * x; sxy += x * y}
+         END {if (n > 1) printf "# ring: %s ~ ranks^%.2f over %d runs (least squares, log-log)\n", what, (n * sxy - sx * sy) / (n * sxx - sx * sx), n}' "$dir/fit"
+}
+if [ -f "$dir/fit" ]; then
+    fit 2 "wall"
+    fit 3 "cpu"
+    fit 4 "events"
+fi
