@@ -10,7 +10,7 @@ secs=${1:-20}
 [ $# -gt 0 ] && shift
 names=${*:-"xml graph log topo scenario params nccltests perftest measure"}
 command -v clang >/dev/null 2>&1 || { echo "fuzz: clang not found"; exit 1; }
-CC=clang cmake -S . -B build-fuzz -DNSIM_FUZZ=ON \
+CC=clang cmake -S . -B build-fuzz -DNSIM_FUZZ=ON -DNSIM_NO_CUDA=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 targets=""
 for h in $names; do targets="$targets nsim_fuzz_$h"; done

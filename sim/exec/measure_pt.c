@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,12 @@ static int on_row(ptread *r, char *line)
         return NSIM_ERR(r->err, NSIM_ECONFIG, "%s:%d: %s %s: expected a "
                         "value > 0", r->source, r->line,
                         r->lat ? "latency" : "bandwidth", tok[r->avg_col]);
+    /* a size that fits the row's bytes (1e64 did not: UBSan, found by
+     * fuzz_perftest) */
+    if (!(size >= 1 && size <= 9.2e18 && size == floor(size)))
+        return NSIM_ERR(r->err, NSIM_ECONFIG, "%s:%d: size %s: expected a "
+                        "whole number of bytes from 1 to 2^63", r->source,
+                        r->line, tok[0]);
     if (r->cur == NULL) {
         r->cur = nsim_measure__series_new(r->m, r->source);
         if (r->cur == NULL)
