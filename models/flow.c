@@ -47,7 +47,8 @@ struct flow {
     uint32_t nuse, cap;
     uint32_t mark, frozen; /* recompute epochs */
     uint32_t fifo;       /* its first server + 1 if that one is FIFO */
-    uint8_t live;        /* on its servers (or waiting at a FIFO) */
+    uint8_t live;        /* on its servers */
+    uint8_t fifo_active; /* the one flow of its path through its FIFO */
     flow *next_free;     /* also: the next flow waiting at a FIFO */
 };
 
@@ -55,8 +56,9 @@ typedef struct srv {
     ref *r;
     uint32_t n, cap;
     /* a thread block or DMA engine (raw, first on its flows' paths) is a
-     * FIFO: one flow at a time passes it, the rest wait their turn */
-    flow *head, *wait_head, *wait_tail;
+     * FIFO per path: one flow of a connection at a time passes it, its
+     * next ones wait their turn (other connections' flows share it) */
+    flow *wait_head, *wait_tail;
     double waiting;      /* bytes of the waiting flows */
     uint32_t mark, ver;
     uint8_t dirty, force; /* force: all its flows are recomputed */
@@ -290,23 +292,45 @@ static void detach(nsim_flownet *fn, flow *f)
 
 static void start(nsim_flownet *fn, flow *f);
 
-/* f leaves the FIFO it heads: the next waiting flow starts. */
+/* f leaves its FIFO: the next waiting flow of its path starts. */
 static void fifo_next(nsim_flownet *fn, flow *f)
 {
-    if (f->fifo == 0)
+    if (!f->fifo_active)
         return;
+    f->fifo_active = 0;
     srv *s = &fn->s[f->fifo - 1];
-    if (s->head != f)
-        return;
-    s->head = NULL;
-    flow *n = s->wait_head;
+    flow *prev = NULL, *n = s->wait_head;
+    while (n != NULL && n->p->path != f->p->path) {
+        prev = n;
+        n = n->next_free;
+    }
     if (n == NULL)
         return;
-    s->wait_head = n->next_free;
-    if (s->wait_head == NULL)
-        s->wait_tail = NULL;
+    if (prev != NULL)
+        prev->next_free = n->next_free;
+    else
+        s->wait_head = n->next_free;
+    if (s->wait_tail == n)
+        s->wait_tail = prev;
     s->waiting -= n->rem;
+    n->next_free = NULL;
+    n->fifo_active = 1;
     start(fn, n);
+}
+
+/* Is a flow of f's path through its FIFO, or waiting there before it? */
+static int fifo_busy(const nsim_flownet *fn, const flow *f)
+{
+    const srv *s = &fn->s[f->fifo - 1];
+    for (uint32_t k = 0; k < s->n; k++) {
+        const flow *g = s->r[k].f;
+        if (g->fifo_active && g->fifo == f->fifo && g->p->path == f->p->path)
+            return 1;
+    }
+    for (const flow *w = s->wait_head; w != NULL; w = w->next_free)
+        if (w->p->path == f->p->path)
+            return 1;
+    return 0;
 }
 
 /* ---- delivery --------------------------------------------------------------- */
@@ -603,9 +627,9 @@ static nsim_time wire_ps(uint64_t bytes, double bw)
 
 static void start(nsim_flownet *fn, flow *f)
 {
-    if (f->fifo != 0) {
+    if (f->fifo != 0 && !f->fifo_active) {
         srv *s = &fn->s[f->fifo - 1];
-        if (s->head != NULL && s->head != f) {
+        if (fifo_busy(fn, f)) {
             f->next_free = NULL;
             if (s->wait_tail != NULL)
                 s->wait_tail->next_free = f;
@@ -615,7 +639,7 @@ static void start(nsim_flownet *fn, flow *f)
             s->waiting += f->rem;
             return;
         }
-        s->head = f;
+        f->fifo_active = 1;
     }
     for (uint32_t h = 0; h < f->p->nhops; h++)
         if (nsim_fabric_server_info(fn->fab, f->p->path[h]).down) {

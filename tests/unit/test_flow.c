@@ -96,7 +96,6 @@ static void test_maxmin_three_flows(void)
     CU_ASSERT(nsim_fabric_send_stream(f, pc, 1, 1000000, 1, on_done, &d, 2,
                                       0) == NSIM_OK);
     CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
-    if (verbose()) fprintf(stderr, "three: %llu %llu %llu\n", (unsigned long long)d.at[0], (unsigned long long)d.at[1], (unsigned long long)d.at[2]);
     CU_ASSERT_EQUAL(d.n, 3);
     /* 0-66.7 us: A 5, B 5, C 15 GB/s; C (1 MB) ends at 66.67 us. Then
      * A and B still share the first server at 5 each until B ends at
@@ -158,9 +157,11 @@ static void test_maxmin_release_and_faults(void)
     nsim_sim_destroy(sim);
 }
 
-/* A thread block (a raw server first on the path) is a FIFO, as in the
- * packet model: two 1 MB slices through a 10 GB/s block and a 20 GB/s
- * link pass one after the other: 100 us and 200 us, not both at 200. */
+/* A thread block (a raw server first on the path) is a FIFO per path, as
+ * in the packet model: two 1 MB slices of one connection through a 10
+ * GB/s block pass one after the other, while a third to another link
+ * shares the block: the first and the third at 5 GB/s end at 200 us, the
+ * second then alone at 300 us (not all three at 300). */
 static void test_fifo_thread_block(void)
 {
     nsim_sim *sim;
@@ -169,8 +170,8 @@ static void test_fifo_thread_block(void)
     nsim_params p;
     nsim_err err;
     done_log d = {{0}, 0};
-    uint32_t sm, l;
-    static uint32_t path[2];
+    uint32_t sm, l, l2;
+    static uint32_t path[2], other[2];
     nsim_params_defaults(&p);
     CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
     CU_ASSERT_FATAL(nsim_topo_create("empty", &t, &err) == NSIM_OK);
@@ -180,18 +181,23 @@ static void test_fifo_thread_block(void)
                     NSIM_OK);
     CU_ASSERT_FATAL(nsim_fabric_add_server(f, 20e9, 0, NSIM_WIRE_SYS, &l) ==
                     NSIM_OK);
-    path[0] = sm;
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 20e9, 0, NSIM_WIRE_SYS, &l2) ==
+                    NSIM_OK);
+    path[0] = other[0] = sm;
     path[1] = l;
+    other[1] = l2;
     for (uint64_t k = 0; k < 2; k++)
         CU_ASSERT(nsim_fabric_send_stream(f, path, 2, 1000000, 1, on_done,
                                           &d, k, 0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(f, other, 2, 1000000, 1, on_done, &d,
+                                      2, 0) == NSIM_OK);
     /* the block's free time counts the waiting slice */
-    CU_ASSERT(llabs((long long)nsim_fabric_free_at(f, sm) - 200000000) < 100);
+    CU_ASSERT(llabs((long long)nsim_fabric_free_at(f, sm) - 300000000) < 100);
     CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
-    if (verbose()) fprintf(stderr, "fifo: %llu %llu\n", (unsigned long long)d.at[0], (unsigned long long)d.at[1]);
-    CU_ASSERT_EQUAL(d.n, 2);
-    CU_ASSERT(llabs((long long)d.at[0] - 100000000) < 100);
-    CU_ASSERT(llabs((long long)d.at[1] - 200000000) < 100);
+    CU_ASSERT_EQUAL(d.n, 3);
+    CU_ASSERT(llabs((long long)d.at[0] - 200000000) < 100);
+    CU_ASSERT(llabs((long long)d.at[2] - 200000000) < 100);
+    CU_ASSERT(llabs((long long)d.at[1] - 300000000) < 100);
     nsim_fabric_destroy(f);
     nsim_topo_destroy(t);
     nsim_sim_destroy(sim);
