@@ -26,7 +26,8 @@
     XX(EIO, 6, "input/output error")                                         \
     XX(ENOENT, 7, "not found")                                               \
     XX(EAGAIN, 8, "resource temporarily full")                               \
-    XX(ESIM, 9, "simulation error")
+    XX(ESIM, 9, "simulation error")                                          \
+    XX(EBUDGET, 10, "over the memory or event budget")
 
 typedef enum {
 #define XX(name, val, msg) NSIM_##name = -(val),

@@ -64,6 +64,9 @@ typedef struct nsim_scenario {
     nsim_failover failover_default;
     int failover_explicit; /* "failover" given in the scenario */
     int32_t failover_channel[NSIM_MAX_CHANNELS]; /* -1: the default */
+    /* run budgets (--max-events, --max-memory; 0: the machine's default,
+     * UINT64_MAX: none), for every command over the run API */
+    uint64_t max_events, max_memory;
 } nsim_scenario;
 
 /* The fault plan with a policy for each of the plan's channels; checks
