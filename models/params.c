@@ -123,8 +123,108 @@ const nsim_param_info nsim_param_table[] = {
     P(gpu_memory_latency_ps, TIME, "600 ns",
       "hw 2.5: DMA read round trip device->memory ~0.5-1 us; also one GPU "
       "poll of the tail word a NET proxy stores after a Simple receive"),
+    /* RC receiver-not-ready (harden-faults) */
+    P(ib_min_rnr_timer, COUNT, "12",
+      "nccl 5.2: NCCL's QPs have min_rnr_timer 12; IBTA vol. 1 9.7.5.2.8 / "
+      "ibv_modify_qp(3) code 12 = 0.64 ms, the wait an RNR NAK asks for "
+      "(range 0..31)"),
+    P(ib_rnr_retry, COUNT, "7",
+      "nccl 5.2: NCCL's QPs have rnr_retry 7, which verbs takes as retry "
+      "for ever (ibv_modify_qp(3); range 0..7)"),
     {NULL, 0, 0, NULL, NULL},
 };
+
+/* ---- ranges --------------------------------------------------------------
+ * Every param has a range (in its unit: bytes, a count, bytes/s, ps): its
+ * kind's, unless the table below narrows it. A value outside is refused
+ * with the file, the param, the range and the value: 0 where a model
+ * divides, or absurd work (1-byte stream pieces), never reaches a model.
+ * New params get their kind's range; add a line here for a tighter one. */
+
+typedef struct param_range {
+    const char *name;
+    double lo, hi;
+    const char *why;
+} param_range;
+
+static const param_range kind_range[] = {
+    [NSIM_PK_BYTES] = {NULL, 0, 1073741824.0, "0 .. 1 GiB"},
+    [NSIM_PK_COUNT] = {NULL, 0, 1e6, "0 .. 1000000"},
+    /* a physical floor (1 Mb/s) and ceiling (100 TB/s, over any HBM) */
+    [NSIM_PK_BW] = {NULL, 125e3, 1e14, "1 Mb/s .. 100 TB/s"},
+    [NSIM_PK_TIME] = {NULL, 0, 100e12, "0 .. 100 s"},
+};
+
+static const param_range range_overrides[] = {
+    /* a packet carries at least one 16-byte flit; fabric.c divides */
+    {"nvlink_payload_bytes", 16, 4096, "16 B .. 4 KiB"},
+    {"nvls_multimem_pct_sm90", 1, 100, "a percentage, 1 .. 100"},
+    {"nvls_multimem_pct_sm100", 1, 100, "a percentage, 1 .. 100"},
+    /* PCIe base spec: Max_Payload_Size 128 .. 4096 bytes */
+    {"pcie_mps_bytes", 128, 4096, "128 B .. 4 KiB (PCIe MPS)"},
+    /* the read completion boundary is 64 or 128 bytes, a completion at
+     * most MPS */
+    {"pcie_read_completion_bytes", 64, 4096, "64 B .. 4 KiB"},
+    /* simulation work grows as bytes / chunk: at 4 KiB a stream takes 16x
+     * the default's pieces (a 1-byte piece made one 1 GiB transfer 10^9
+     * events); above 64 MiB a chunk is larger than any step */
+    {"stream_chunk_bytes", 4096, 67108864.0, "4 KiB .. 64 MiB"},
+    {"h100_sm_count", 1, 1024, "1 .. 1024 SMs"},
+    {"a100_sm_count", 1, 1024, "1 .. 1024 SMs"},
+    {"b200_sm_count", 1, 1024, "1 .. 1024 SMs"},
+    {"other_sm_count", 1, 1024, "1 .. 1024 SMs"},
+    {"ib_ack_every_packets", 1, 65536, "1 .. 65536 packets"},
+    {"hca_dma_read_outstanding", 1, 1024, "1 .. 1024 reads"},
+    /* IBTA: the local ACK timeout is a 5-bit field, 0 meaning infinite
+     * (not modelled); NCCL_IB_TIMEOUT 1 .. 31 */
+    {"ib_timeout_exp", 1, 31, "1 .. 31"},
+    /* IBTA: retry_cnt is a 3-bit field */
+    {"ib_retry_cnt", 0, 7, "0 .. 7"},
+    /* max_rd_atomic is an 8-bit field; 0 would never issue a READ */
+    {"ib_max_rd_atomic", 1, 255, "1 .. 255"},
+    {"cts_entry_bytes", 1, 4096, "1 B .. 4 KiB"},
+    {"ib_timeout_unit_ps", 1e3, 1e12, "1 ns .. 1 s"},
+    {"qp_rate_limit_mbps", 0, 1e7, "0 .. 10000000 Mb/s (0: none)"},
+    {NULL, 0, 0, NULL},
+};
+
+static const param_range *range_of(const nsim_param_info *pi)
+{
+    for (const param_range *r = range_overrides; r->name; r++)
+        if (strcmp(r->name, pi->name) == 0)
+            return r;
+    return &kind_range[pi->kind];
+}
+
+const char *nsim_param_range_text(const nsim_param_info *pi)
+{
+    return range_of(pi)->why;
+}
+
+static double value_of(const nsim_params *p, const nsim_param_info *pi)
+{
+    const char *base = (const char *)p + pi->offset;
+    switch (pi->kind) {
+    case NSIM_PK_BW:
+        return *(const double *)base;
+    case NSIM_PK_TIME:
+        return (double)*(const nsim_time *)base;
+    default:
+        return (double)*(const uint64_t *)base;
+    }
+}
+
+static int check_range(const nsim_params *p, const nsim_param_info *pi,
+                       const char *text, const char *what, nsim_err *err)
+{
+    const param_range *r = range_of(pi);
+    double v = value_of(p, pi);
+    if (v >= r->lo && v <= r->hi)
+        return NSIM_OK;
+    return NSIM_ERR(err, NSIM_ECONFIG,
+                    "%s: params.%s: \"%s\" is outside its range %s", what,
+                    pi->name, text, r->why);
+}
 
 static int set_value(nsim_params *p, const nsim_param_info *pi,
                      const char *text, const char *what, nsim_err *err)
@@ -154,7 +254,8 @@ void nsim_params_defaults(nsim_params *p)
 {
     memset(p, 0, sizeof *p);
     for (const nsim_param_info *pi = nsim_param_table; pi->name; pi++)
-        if (set_value(p, pi, pi->value, "defaults", NULL) != NSIM_OK)
+        if (set_value(p, pi, pi->value, "defaults", NULL) != NSIM_OK ||
+            check_range(p, pi, pi->value, "defaults", NULL) != NSIM_OK)
             NSIM_PANIC("bad default for %s", pi->name);
 }
 
@@ -200,14 +301,7 @@ int nsim_params_apply(nsim_params *p, const cJSON *obj, const char *what,
                                                        : "a whole number");
         }
         NSIM_TRY(set_value(p, pi, text, what, err));
-        if (strncmp(pi->name, "nvls_multimem_pct", 17) == 0) {
-            uint64_t pct = *(const uint64_t *)((const char *)p + pi->offset);
-            if (pct < 1 || pct > 100)
-                return NSIM_ERR(err, NSIM_ECONFIG,
-                                "%s: params.%s: expected a percentage from "
-                                "1 to 100",
-                                what, pi->name);
-        }
+        NSIM_TRY(check_range(p, pi, text, what, err));
     }
     return NSIM_OK;
 }
@@ -251,6 +345,7 @@ int nsim_params_to_json(const nsim_params *p, char **out, nsim_err *err)
         format_value(p, pi, buf, sizeof buf);
         cJSON *e = cJSON_AddObjectToObject(ps, pi->name);
         ok = e && cJSON_AddStringToObject(e, "value", buf) &&
+             cJSON_AddStringToObject(e, "range", range_of(pi)->why) &&
              cJSON_AddStringToObject(e, "source", pi->source);
     }
     char *text = ok ? cJSON_Print(root) : NULL;

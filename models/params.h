@@ -64,6 +64,9 @@ typedef struct nsim_params {
     nsim_time proxy_action_ps;
     nsim_time net_reconnect_ps;
     nsim_time gpu_memory_latency_ps;
+    /* RC receiver-not-ready (harden-faults) */
+    uint64_t ib_min_rnr_timer;
+    uint64_t ib_rnr_retry;
 } nsim_params;
 
 typedef enum nsim_param_kind {
@@ -83,6 +86,9 @@ typedef struct nsim_param_info {
 
 /* The table, NULL-name terminated. */
 extern const nsim_param_info nsim_param_table[];
+
+/* The range a param's value must lie in, as text ("4 KiB .. 64 MiB"). */
+const char *nsim_param_range_text(const nsim_param_info *pi);
 
 /* Fills p with the defaults of the table. */
 void nsim_params_defaults(nsim_params *p);

@@ -49,6 +49,13 @@ int nsim_xport_stats_add_failover(nsim_xport_stats *s,
     return NSIM_OK;
 }
 
+int nsim_xport_stats_add_wait(nsim_xport_stats *s, const nsim_wait_record *r)
+{
+    NSIM_TRY(grow((void **)&s->waits, &s->waits_cap, s->nwaits, sizeof *r));
+    s->waits[s->nwaits++] = *r;
+    return NSIM_OK;
+}
+
 const char *nsim_failover_name(nsim_failover f)
 {
     switch (f) {
@@ -67,5 +74,6 @@ void nsim_xport_stats_free(nsim_xport_stats *s)
     free(s->qps);
     free(s->cqs);
     free(s->ports);
+    free(s->waits);
     *s = (nsim_xport_stats){0};
 }

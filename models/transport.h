@@ -87,6 +87,7 @@ typedef struct nsim_xport_env {
     void *exec;
     void (*arrived)(void *exec, uint32_t conn);
     void (*credit)(void *exec, uint32_t conn);
+    struct nsim_tlog *tlog; /* trace records, NULL unless tracing */
 } nsim_xport_env;
 
 /* What a transport reports after a run (observability). */
@@ -109,6 +110,15 @@ typedef struct nsim_port_record {
     uint64_t packets_tx, packets_rx, bytes_tx, bytes_rx, acks_tx;
 } nsim_port_record;
 
+/* Where a NET connection's slices waited (explain): staged but not yet
+ * granted by the receiver's CTS, a completion waiting for its proxy to
+ * poll the CQ (per side), and the GPU reading a received slice from host
+ * memory over PCIe (no GDR). */
+typedef struct nsim_wait_record {
+    uint32_t conn;
+    nsim_time cts_ps, poll_ps[2], host_read_ps;
+} nsim_wait_record;
+
 typedef struct nsim_xport_stats {
     nsim_qp_record *qps;
     uint32_t nqps, qps_cap;
@@ -118,6 +128,8 @@ typedef struct nsim_xport_stats {
     uint32_t nports, ports_cap;
     nsim_failover_record *failovers;
     uint32_t nfailovers, failovers_cap;
+    nsim_wait_record *waits;
+    uint32_t nwaits, waits_cap;
 } nsim_xport_stats;
 
 /* Appends one record (grows the array); NSIM_ENOMEM on failure. */
@@ -126,7 +138,17 @@ int nsim_xport_stats_add_cq(nsim_xport_stats *s, const nsim_cq_record *r);
 int nsim_xport_stats_add_port(nsim_xport_stats *s, const nsim_port_record *r);
 int nsim_xport_stats_add_failover(nsim_xport_stats *s,
                                   const nsim_failover_record *r);
+int nsim_xport_stats_add_wait(nsim_xport_stats *s, const nsim_wait_record *r);
 void nsim_xport_stats_free(nsim_xport_stats *s);
+
+/* A connection's own account of what it carried (exactly-once checks). */
+typedef struct nsim_xport_conn_counters {
+    uint64_t tx_slices, tx_bytes; /* handed to the network */
+    uint64_t rx_slices, rx_bytes; /* accepted by the receiver, each piece
+                                   * once, for the slice it belongs to */
+    uint64_t dup_pieces; /* copies that came again (sent again after a
+                          * failover) and were ignored */
+} nsim_xport_conn_counters;
 
 typedef struct nsim_transport_ops {
     const char *name;
@@ -148,6 +170,8 @@ typedef struct nsim_transport_ops {
     int (*report)(void *shared, nsim_xport_stats *st);
     /* Optional: a fault of the plan strikes now. */
     int (*fault)(void *shared, const nsim_fault *f);
+    /* Optional: the connection's own counters. */
+    void (*conn_counters)(const void *state, nsim_xport_conn_counters *out);
 } nsim_transport_ops;
 
 extern const nsim_transport_ops nsim_p2p_transport;

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sim/core/jread.h"
+#include "sim/core/fileio.h"
 
 /* A growing text buffer; on failure it stays NULL and writes are dropped. */
 typedef struct strbuf {
@@ -95,20 +95,11 @@ static int run_gnuplot(const char *script)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int nsim_export_plot(const char *path, const nsim_report_meta *m,
-                     const nsim_run_row *rows, size_t n, int *rendered,
-                     nsim_err *err)
+/* The gnuplot script: data from dat, a PNG to png. */
+static void plot_script(strbuf *b, const nsim_report_meta *m, const char *png,
+                        const char *dat)
 {
-    char dat[4096], gp[4096];
-    strbuf b = {0};
-    snprintf(dat, sizeof dat, "%s.dat", path);
-    snprintf(gp, sizeof gp, "%s.gp", path);
-    sb_printf(&b, "# size_bytes busbw_GBps algbw_GBps time_us\n");
-    for (size_t i = 0; i < n; i++)
-        sb_printf(&b, "%llu %.4f %.4f %.3f\n", (unsigned long long)rows[i].size,
-                  rows[i].busbw, rows[i].algbw, rows[i].time_us);
-    NSIM_TRY(sb_write(&b, dat, err));
-    sb_printf(&b,
+    sb_printf(b,
               "set terminal pngcairo noenhanced size 900,560\n"
               "set output '%s'\n"
               "set title \"%s on %s (%u ranks), %s/%s, %u channels\"\n"
@@ -116,47 +107,78 @@ int nsim_export_plot(const char *path, const nsim_report_meta *m,
               "set xlabel 'size'\nset ylabel 'busbw (GB/s)'\nset grid\n"
               "set key left top\n"
               "plot '%s' using 1:2 with linespoints title 'busbw (simulated)'\n",
-              path, m->test_name, m->topology, m->nranks, m->algo, m->proto,
+              png, m->test_name, m->topology, m->nranks, m->algo, m->proto,
               m->nchannels, dat);
-    NSIM_TRY(sb_write(&b, gp, err));
-    *rendered = run_gnuplot(gp) == 0;
-    return NSIM_OK;
 }
 
-static const char *prim_name(uint8_t prim)
+/* Renders the plot in scratch files (gnuplot never writes an output
+ * itself, so the PNG is staged like every other output); *png is the
+ * image (malloc'd) or NULL when gnuplot is not there. */
+static int render_png(const nsim_report_meta *m, const strbuf *data,
+                      char **png, size_t *png_len, nsim_err *err)
 {
-    switch (prim & (NSIM_PRIM_RECV | NSIM_PRIM_SEND)) {
-    case NSIM_PRIM_SEND:
-        return "send";
-    case NSIM_PRIM_RECV:
-        return prim & NSIM_PRIM_COPY_OUT ? "recv+copy" : "recv";
-    default:
-        return prim & NSIM_PRIM_REDUCE ? "recvReduceSend" : "recvCopySend";
-    }
-}
-
-int nsim_export_trace(const char *path, const nsim_plan *p,
-                      const nsim_exec_result *r, nsim_err *err)
-{
+    char dat[4096], gp[4096], img[4096];
     strbuf b = {0};
-    sb_printf(&b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
-    for (uint64_t i = 0; i < r->nspans; i++) {
-        const nsim_op_span *s = &r->spans[i];
-        const nsim_plan_lane *l = &p->lanes[s->lane];
-        const nsim_plan_op *op = &l->ops[s->op];
-        sb_printf(&b,
-                  "{\"name\": \"%s\", \"cat\": \"op\", \"ph\": \"X\", "
-                  "\"pid\": %u, \"tid\": %u, \"ts\": %.6f, \"dur\": %.6f, "
-                  "\"args\": {\"bytes\": %llu, \"step\": %u, \"chunk\": %u}},\n",
-                  prim_name(op->prim), l->rank, l->channel,
-                  (double)s->start_ps / 1e6,
-                  (double)(s->end_ps - s->start_ps) / 1e6,
-                  (unsigned long long)op->bytes, op->step, op->chunk);
+    *png = NULL;
+    NSIM_TRY(nsim_out_scratch(".dat", data->s ? data->s : "", data->len, dat,
+                              sizeof dat, err));
+    int rc = nsim_out_scratch(".png", "", 0, img, sizeof img, err);
+    if (rc == NSIM_OK) {
+        plot_script(&b, m, img, dat);
+        rc = b.oom ? NSIM_ERR(err, NSIM_ENOMEM, "plot: out of memory")
+                   : nsim_out_scratch(".gp", b.s, b.len, gp, sizeof gp, err);
+        free(b.s);
+        if (rc == NSIM_OK) {
+            if (run_gnuplot(gp) == 0 &&
+                nsim_read_file(img, png, png_len, NULL) == NSIM_OK &&
+                *png_len == 0) {
+                free(*png);
+                *png = NULL;
+            }
+            nsim_out_scratch_remove(gp);
+        }
+        nsim_out_scratch_remove(img);
     }
-    for (uint32_t rank = 0; rank < p->nranks; rank++)
-        sb_printf(&b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, "
-                      "\"args\": {\"name\": \"rank %u\"}}%s\n",
-                  rank, rank, rank + 1 < p->nranks ? "," : "");
-    sb_printf(&b, "]}\n");
-    return sb_write(&b, path, err);
+    nsim_out_scratch_remove(dat);
+    return rc;
+}
+
+int nsim_export_plot(const char *path, const nsim_report_meta *m,
+                     const nsim_run_row *rows, size_t n, int *rendered,
+                     nsim_err *err)
+{
+    char dat[4096], gp[4096];
+    strbuf b = {0}, script = {0};
+    int to_stdout = strcmp(path, "-") == 0;
+    if ((size_t)snprintf(dat, sizeof dat, "%s.dat", path) >= sizeof dat ||
+        (size_t)snprintf(gp, sizeof gp, "%s.gp", path) >= sizeof gp)
+        return NSIM_ERR(err, NSIM_EINVAL, "%s: path too long", path);
+    sb_printf(&b, "# size_bytes busbw_GBps algbw_GBps time_us\n");
+    for (size_t i = 0; i < n; i++)
+        sb_printf(&b, "%llu %.4f %.4f %.3f\n", (unsigned long long)rows[i].size,
+                  rows[i].busbw, rows[i].algbw, rows[i].time_us);
+    if (b.oom) {
+        free(b.s);
+        return NSIM_ERR(err, NSIM_ENOMEM, "%s: out of memory", path);
+    }
+    char *png = NULL;
+    size_t png_len = 0;
+    int rc = render_png(m, &b, &png, &png_len, err);
+    *rendered = png != NULL;
+    if (rc == NSIM_OK && to_stdout && png == NULL)
+        rc = NSIM_ERR(err, NSIM_ENOTSUP,
+                      "--plot -: a PNG on stdout needs gnuplot (install "
+                      "gnuplot-nox)");
+    if (rc == NSIM_OK && png != NULL)
+        rc = nsim_write_file_atomic(path, png, png_len, err);
+    free(png);
+    if (rc == NSIM_OK && !to_stdout) { /* the data and script beside it */
+        plot_script(&script, m, path, dat);
+        rc = sb_write(&b, dat, err);
+        if (rc == NSIM_OK)
+            rc = sb_write(&script, gp, err);
+    }
+    free(b.s);
+    free(script.s);
+    return rc;
 }

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * export.h - results in other forms: CSV rows, a gnuplot data file and
- * script (rendered to PNG when gnuplot is installed, which is optional),
- * and a Chrome trace (JSON, loads in Perfetto or chrome://tracing) of every
- * thread block's ops in one run. Files are written atomically. Reads
- * results only.
+ * script (rendered to PNG when gnuplot is installed, which is optional).
+ * The Chrome trace of a run is output/trace.h. Files are written
+ * atomically. Reads results only.
  */
 #ifndef NSIM_OUTPUT_EXPORT_H
 #define NSIM_OUTPUT_EXPORT_H
@@ -25,8 +24,5 @@ NSIM_NODISCARD int nsim_export_plot(const char *path,
                                     const nsim_report_meta *m,
                                     const nsim_run_row *rows, size_t n,
                                     int *rendered, nsim_err *err);
-NSIM_NODISCARD int nsim_export_trace(const char *path, const nsim_plan *p,
-                                     const nsim_exec_result *r,
-                                     nsim_err *err);
 
 #endif

@@ -13,13 +13,16 @@
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m)
 {
-    fprintf(f, "# ncclsim: %s on \"%s\" (%u ranks, %u host(s)), simulated\n",
-            m->test_name, m->topology, m->nranks, m->nhosts);
+    fprintf(f, "# ncclsim: %s on \"%s\" (%u ranks, %u host(s)), %s\n",
+            m->test_name, m->topology, m->nranks, m->nhosts,
+            m->analytic ? "predicted (NCCL's tuner model)" : "simulated");
     fprintf(f, "# algorithm %s, protocol %s, %u channels, %u QP(s) per "
                "connection, buffer %llu B, channel mode %s, seed %llu\n",
             m->algo, m->proto, m->nchannels, m->qps_per_conn,
             (unsigned long long)m->buffsize, m->channel_mode,
             (unsigned long long)m->seed);
+    if (m->time_note != NULL)
+        fprintf(f, "# %s\n", m->time_note);
     fprintf(f, "#\n");
     fprintf(f, "#                                                              "
                "out-of-place                       in-place          \n");

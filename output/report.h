@@ -27,6 +27,8 @@ typedef struct nsim_report_meta {
     int root; /* -1 where it does not apply */
     int show_choice; /* append algorithm/protocol (and predicted time) */
     int show_pred;
+    int analytic;          /* --mode analytic: NCCL's predictions */
+    const char *time_note; /* a header line on what "time" is, or NULL */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

@@ -1,150 +1,133 @@
 #!/bin/sh
-# Compares simulated busbw with published nccl-tests results in
-# ../shared/hwdata (or $NSIM_HWDATA): for each dataset a preset can
-# describe, runs the matching scenario over the dataset's sizes and prints
-# size, published busbw (out-of-place), simulated busbw and the error, then
-# the median absolute error for sizes >= 1 MiB.
-# Also prints the algorithm/protocol ncclsim ran at each size (NCCL's
-# tuner unless the dataset forced them).
-# Usage: scripts/validate.sh [DATASET-NUMBER ...]
+# Validation against the published measurements in ../shared/hwdata (or
+# $NSIM_HWDATA), driven by scripts/validate.tsv (or $NSIM_VALIDATE_TABLE):
+# for each dataset, `ncclsim compare` with the default parameters, and
+# -- where its machine has other datasets -- `ncclsim calibrate` on those
+# others (leave-one-out) followed by `ncclsim compare --params` on it.
+# Prints each comparison, then a table: median |error| for sizes >= 1 MiB
+# and < 1 MiB and the bias, default and leave-one-out, and the wall time
+# of each calibration.
+# Usage: scripts/validate.sh [DATASET-ID ...]
 #        (default: 15 16 02 03 04 05 06 23 12 28 43 18 19 07 09)
-# Not compared: 39 and 40 (2 x H100 + 8 NDR, the same hardware as the
-# dgx-h100-2node preset) record a misbehaving fabric (~12 GB/s per NIC;
-# index.json: "use as a bad fabric case, not a calibration target").
+#        NSIM_VALIDATE_NO_LOO=1: default parameters only
 set -e
 cd "$(dirname "$0")/.."
 hw=${NSIM_HWDATA:-../shared/hwdata}
+table=${NSIM_VALIDATE_TABLE:-scripts/validate.tsv}
 [ -d "$hw" ] || { echo "validate: no hwdata folder at $hw" >&2; exit 1; }
+[ -f "$table" ] || { echo "validate: no table $table" >&2; exit 1; }
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
+sim=$PWD/build/ncclsim
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# the published table: size and out-of-place busbw of each data row;
-# a vendor markdown table ("| 65K | 2.70 |": in-place busbw under size
-# labels rounded by the publisher) gives the nearest power of two
-published() {
-    # mpirun --tag-output prefixes ("[1,0]<stdout>:", mid-row too) go
-    sed 's/\[1,[0-9]*\]<stdout>://g' "$1" |
-    awk '$1 ~ /^[0-9]+$/ && $1 > 0 && NF >= 12 && $8 ~ /^[0-9.]+$/ { print $1, $8 }
-         /^\| *[0-9]+[KMG] *\| *[0-9.]+ *\|/ {
-             split($0, f, "|"); l = f[2]; gsub(/ /, "", l); b = f[3] + 0
-             u = substr(l, length(l)); v = substr(l, 1, length(l) - 1) + 0
-             v *= (u == "K" ? 1e3 : u == "M" ? 1e6 : 1e9)
-             p = 1; while (p * 2 <= v) p *= 2
-             if (v - p > 2 * p - v) p *= 2
-             printf "%.0f %s\n", p, b }'
+field() { # field N LINE
+    printf '%s\n' "$2" | cut -d'|' -f"$1"
+}
+machine_line() {
+    grep "^machine|$1|" "$table" | head -n 1
+}
+dataset_line() {
+    grep "^dataset|$1|" "$table" | head -n 1
 }
 
-# scenario for a dataset: echo "scenario-file [extra options]"
-# 02-06: single-node H100, no NCCL_* overrides, double (index.json);
-# 15, 16: NCCL_ALGO=RING, float, -g 8 (one process drives the 8 GPUs);
-# 07: 10 DGX H100 nodes, rail fat tree;
-# 23: two RTX 2080 Ti without P2P (SHM), float, -g 2; 12: one DGX A100 (Azure
-# ND A100 v4, NCCL's own choice: A100 has no NVLS), float, in-place
-# busbw (the only column published), -g 8 as the page's command line;
-# 09: as 07, ReduceScatter, double; 28: two hosts with one H100 and one
-# 400G RoCE NIC each, no GPUDirect RDMA (the log: "GDR 0"), ring, the
-# log's 2 channels (the hosts' PCIe layout is not published, so NCCL's
-# channel count is taken from the log rather than searched); 43: two
-# A100 SXM4 joined by NV4 (4 NVLink3 links, no NVSwitch), SendRecv,
-# NCCL_BUFFSIZE 4 MiB as logged; 18, 19: two hosts with one A100 PCIe
-# and one HDR HCA each on the same CPU (PHB), GPUDirect RDMA on (18:
-# NCCL_NET_GDR_LEVEL=SYS) and off (19), NCCL's own choices (the log's 2
-# channels are what the search finds); 21: AWS p5 (8 H100 + NVSwitch,
-# 32 EFA NICs that aws-ofi-nccl groups into 8 400 Gb/s NET devices, as
-# the log's 8 NIC groups) on the dgx-h100-2node preset with the log's
-# NCCL_BUFFSIZE and NVLS chunk sizes, NCCL's choices; not in the default
-# list: EFA (libfabric over SRD; the plugin tells NCCL 75 us of latency)
-# is not the preset's IB, so only the large, bandwidth-bound sizes are a
-# fair check (NVLSTree's).
-scenario_for() {
-    sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
-        scenarios/dgx-h100-allreduce.json |
-        sed "s#dgx-h100.topo.json#$PWD/scenarios/dgx-h100.topo.json#" \
-        > "$tmp/auto.json"
-    case "$1" in
-    15) echo "$tmp/auto.json --algo Ring -g 8" ;;
-    16) echo "$tmp/auto.json --algo Ring -g 8 --collective all_gather_perf" ;;
-    02) echo "$tmp/auto.json -d double" ;;
-    03) echo "$tmp/auto.json -d double --collective all_gather_perf" ;;
-    04) echo "$tmp/auto.json -d double --collective reduce_scatter_perf" ;;
-    05) echo "$tmp/auto.json -d double --collective alltoall_perf" ;;
-    06) echo "$tmp/auto.json -d double --collective sendrecv_perf" ;;
-    23) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/scenarios/pcie-2gpu-nop2p.topo.json#" \
-            "$tmp/auto.json" > "$tmp/nop2p.json"
-        echo "$tmp/nop2p.json -g 2" ;;
-    12) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/scenarios/dgx-a100.topo.json#" \
-            "$tmp/auto.json" > "$tmp/a100.json"
-        echo "$tmp/a100.json -g 8" ;;
-    28) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/tests/data/h100-2host-1gpu-roce-nogdr.topo.json#" \
-            "$tmp/auto.json" > "$tmp/nogdr.json"
-        echo "$tmp/nogdr.json --algo Ring --nchannels 2" ;;
-    43) sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/tests/data/a100-nv4-2gpu.topo.json#" \
-            "$tmp/auto.json" > "$tmp/nv4.json"
-        echo "$tmp/nv4.json --collective sendrecv_perf" ;;
-    18|19)
-        t=a100pcie-2host-hdr
-        [ "$1" = 19 ] && t=a100pcie-2host-hdr-nogdr
-        sed "s#$PWD/scenarios/dgx-h100.topo.json#$PWD/tests/data/$t.topo.json#" \
-            "$tmp/auto.json" > "$tmp/$t.json"
-        echo "$tmp/$t.json" ;;
-    21) sed 's/"protocol": "Simple",//; s/"algorithm": "Ring",//' \
-            scenarios/dgx-h100-2node-allreduce.json |
-            sed "s#dgx-h100-2node.topo.json#$PWD/scenarios/dgx-h100-2node.topo.json#; s#\"seed\"#\"env\": {\"NCCL_BUFFSIZE\": \"8M\", \"NCCL_NVLS_CHUNKSIZE\": \"512K\", \"NCCL_NVLSTREE_MAX_CHUNKSIZE\": \"512K\"}, \"seed\"#" \
-            > "$tmp/p5.json"
-        echo "$tmp/p5.json" ;;
-    07|09)
-        ./build/ncclsim topo build --nodes 10 --node-preset dgx-h100 \
-            --fabric rail-fat-tree -o "$tmp/h100x10.topo.json" >/dev/null
-        sed "s#dgx-h100-2node.topo.json#$tmp/h100x10.topo.json#" \
-            scenarios/dgx-h100-2node-allreduce.json > "$tmp/h100x10.json"
-        if [ "$1" = 09 ]; then
-            echo "$tmp/h100x10.json -d double --collective reduce_scatter_perf"
-        else
-            echo "$tmp/h100x10.json"
-        fi ;;
-    *) echo "" ;;
-    esac
-}
-
-compare() {
-    id=$1
-    file=$(ls "$hw"/"$id"_*.txt 2>/dev/null | head -n 1)
-    scen=$(scenario_for "$id")
-    if [ -z "$file" ] || [ -z "$scen" ]; then
-        echo "dataset $id: no data file or no preset for it" >&2
-        return
-    fi
-    max=${NSIM_VALIDATE_MAX:-17179869184}
-    column=busbw
-    grep -q '^| *[0-9]*[KMG] *|' "$file" && column=busbw_inplace
-    echo "== dataset $(basename "$file") on $(basename "$scen")"
-    printf "%14s %10s %10s %8s  %s\n" size published simulated error algo/proto
-    published "$file" | while read -r size bus; do
-        [ "$size" -le "$max" ] || continue
+# the scenario of a machine: its topology and a neutral collective (each
+# measurement brings its own)
+scenario() {
+    _sm=$1
+    [ -f "$tmp/$_sm.json" ] && { echo "$tmp/$_sm.json"; return; }
+    _st=$(field 3 "$(machine_line "$_sm")")
+    case "$_st" in
+    build:*)
         # shellcheck disable=SC2086
-        ./build/ncclsim run $scen -b "$size" -e "$size" \
-            --json "$tmp/r.json" --quiet
-        sim=$(awk -F: -v k="\"$column\"" '$1 ~ k"$" || $1 ~ "\t"k {
-                  gsub(/[ ,\t]/, "", $2); print $2; exit }' "$tmp/r.json")
-        ap=$(awk -F'"' '/"algorithm"/ { a = $4 }
-                        /"protocol"/ { p = $4 }
-                        END { print a "/" p }' "$tmp/r.json")
-        awk -v s="$size" -v p="$bus" -v m="$sim" -v ap="$ap" 'BEGIN {
-            e = p > 0 ? (m - p) / p * 100 : 0;
-            printf "%14.0f %10.2f %10.2f %+7.1f%%  %s\n", s, p, m, e, ap }'
-    done | tee "$tmp/rows"
-    med=$(awk '$1 >= 1048576 { e = $4; sub(/%/, "", e); e = e + 0; if (e < 0) e = -e; print e }' \
-        "$tmp/rows" | sort -n | awk '{ a[NR] = $1 } END {
-            if (NR) printf "median |error| for sizes >= 1 MiB: %.1f%% (%d sizes)\n",
-                (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR }')
-    [ -n "$med" ] || return 0
-    echo "$med"
-    echo "$(basename "$file" .txt): $med" >> "$tmp/summary"
+        "$sim" topo build ${_st#build:} -o "$tmp/$_sm.topo.json" >/dev/null
+        _st=$tmp/$_sm.topo.json ;;
+    *) _st=$PWD/$_st ;;
+    esac
+    cat > "$tmp/$_sm.json" <<JSON
+{"format": "ncclsim-scenario", "version": 1, "name": "$_sm",
+ "topology": "$_st", "collective": "all_reduce_perf", "datatype": "float",
+ "op": "sum", "min_bytes": "8", "max_bytes": "1G", "step_factor": 2,
+ "seed": 1}
+JSON
+    echo "$tmp/$_sm.json"
 }
 
-: > "$tmp/summary"
-for id in ${*:-15 16 02 03 04 05 06 23 12 28 43 18 19 07 09}; do compare "$id"; done
-echo "== summary"
-cat "$tmp/summary"
+measurement() { # imports dataset ID into $tmp/ID.json
+    _mid=$1
+    [ -f "$tmp/$_mid.json" ] && return 0
+    _mf=$(ls "$hw"/"$_mid"_*.txt 2>/dev/null | head -n 1)
+    [ -n "$_mf" ] || { echo "validate: no hwdata file ${_mid}_*.txt" >&2; return 1; }
+    # shellcheck disable=SC2046
+    "$sim" measure import --partial "$_mf" \
+        $(field 4 "$(dataset_line "$_mid")") -o "$tmp/$_mid.json" >/dev/null
+}
+
+collective_of() {
+    "$sim" measure show "$tmp/$1.json" | sed -n 's/^ *collective \([a-z]*\),.*/\1/p' | head -n 1
+}
+
+summary_of() { # the numbers of compare's summary line: large small bias
+    sed -n 's/^summary: median |error| >= 1 MiB \([-0-9.%]*\) (\([0-9]*\) sizes), < 1 MiB \([-0-9.%]*\) (\([0-9]*\) sizes), bias \([-+0-9.%]*\)$/\1 \3 \5/p' "$1" | tail -n 1
+}
+
+run_compare() { # ID MACHINE OUT [--params P]
+    _cid=$1 _cm=$2 _co=$3
+    shift 3
+    _cl=$(machine_line "$_cm")
+    _cc=$(collective_of "$_cid")
+    [ -n "$_cc" ] || _cc=allreduce
+    # shellcheck disable=SC2046
+    nice -n 10 "$sim" compare "$(scenario "$_cm")" "$tmp/$_cid.json" \
+        --collective "$_cc" $(field 4 "$_cl") $(field 6 "$_cl") "$@" \
+        > "$_co"
+}
+
+: > "$tmp/table"
+for id in ${*:-15 16 02 03 04 05 06 23 12 28 43 18 19 07 09}; do
+    dl=$(dataset_line "$id")
+    [ -n "$dl" ] || { echo "validate: dataset $id is not in $table" >&2; continue; }
+    m=$(field 3 "$dl")
+    measurement "$id" || continue
+    echo "== dataset $id on $m: default parameters"
+    run_compare "$id" "$m" "$tmp/$id.default.txt" || true
+    cat "$tmp/$id.default.txt"
+    def=$(summary_of "$tmp/$id.default.txt")
+    [ -n "$def" ] || def="- - -"
+    loo="- - -" on="-" wall="-"
+    others=$(grep "^dataset|[^|]*|$m|" "$table" | cut -d'|' -f2 | grep -v "^$id\$" | tr '\n' ' ')
+    if [ -n "$others" ] && [ -z "$NSIM_VALIDATE_NO_LOO" ]; then
+        files=""
+        for o in $others; do
+            measurement "$o" && files="$files $tmp/$o.json"
+        done
+        ml=$(machine_line "$m")
+        echo "== dataset $id: calibrated on $others"
+        # shellcheck disable=SC2046,SC2086
+        if nice -n 10 "$sim" calibrate "$(scenario "$m")" $files \
+                $(field 4 "$ml") $(field 5 "$ml") --timing \
+                -o "$tmp/$id.loo.params.json" > "$tmp/$id.cal.txt" \
+                2> "$tmp/$id.cal.err"; then
+            cat "$tmp/$id.cal.txt"
+            wall=$(sed -n 's/^calibrate: wall time \([0-9.]*\) s$/\1/p' "$tmp/$id.cal.err")
+            run_compare "$id" "$m" "$tmp/$id.loo.txt" \
+                --params "$tmp/$id.loo.params.json" || true
+            cat "$tmp/$id.loo.txt"
+            loo=$(summary_of "$tmp/$id.loo.txt")
+            [ -n "$loo" ] || loo="- - -"
+            on=$(echo $others | tr ' ' ',')
+        else
+            cat "$tmp/$id.cal.txt" "$tmp/$id.cal.err"
+            loo="fit failed - -"
+        fi
+    fi
+    echo "$id $m $def $loo $on $wall" >> "$tmp/table"
+done
+echo "== summary: median |error| (>= 1 MiB, < 1 MiB) and bias; default parameters, then leave-one-out"
+printf "%-4s %-26s %8s %8s %8s | %8s %8s %8s  %-22s %s\n" id machine ">=1MiB" "<1MiB" bias \
+    ">=1MiB" "<1MiB" bias "calibrated on" "fit s"
+while read -r id m d1 d2 d3 l1 l2 l3 on wall; do
+    printf "%-4s %-26s %8s %8s %8s | %8s %8s %8s  %-22s %s\n" "$id" "$m" "$d1" "$d2" "$d3" \
+        "$l1" "$l2" "$l3" "$on" "$wall"
+done < "$tmp/table"

@@ -37,6 +37,7 @@ enum pkind {
     PK_NAK_RINV,
     PK_NAK_ROP,
     PK_LAND,
+    PK_NAK_RNR, /* slot field: the responder's min_rnr_timer code */
 };
 
 #define TAG(kind, epoch, gen, slot, psn)                                     \
@@ -120,6 +121,8 @@ struct nsim_qp {
     nsim_event_handle timer;
     nsim_time timeout_ps;
     uint32_t retry_cnt, max_rd_atomic;
+    uint32_t min_rnr_timer, rnr_retry, rnr_retries;
+    uint8_t rnr_wait; /* stopped by an RNR NAK until its timer expires */
     uint64_t rate_mbps;
     nsim_time next_tx_ps;
     int wake_pending;
@@ -329,7 +332,7 @@ const char *nsim_wc_status_str(nsim_wc_status s)
     static const char *const names[] = {
         "SUCCESS",         "WR_FLUSH_ERR",   "LOC_LEN_ERR",
         "LOC_PROT_ERR",    "REM_ACCESS_ERR", "REM_INV_REQ_ERR",
-        "REM_OP_ERR",      "RETRY_EXC_ERR",
+        "REM_OP_ERR",      "RETRY_EXC_ERR",  "RNR_RETRY_EXC_ERR",
     };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
@@ -563,6 +566,8 @@ int nsim_qp_create_ex(nsim_hca *h, const nsim_qp_init_attr *a, nsim_qp **out)
     q->retry_cnt = (uint32_t)p->ib_retry_cnt;
     q->max_rd_atomic = (uint32_t)p->ib_max_rd_atomic;
     q->rate_mbps = p->qp_rate_limit_mbps;
+    q->min_rnr_timer = (uint32_t)(p->ib_min_rnr_timer & 31);
+    q->rnr_retry = p->ib_rnr_retry < 7 ? (uint32_t)p->ib_rnr_retry : 7;
     *out = q;
     return NSIM_OK;
 }
@@ -651,7 +656,8 @@ static void qp_clear(nsim_qp *q)
     q->lq_head = q->lq_tail = 0;
     q->next_psn = q->acked_psn = q->epsn = 0;
     q->retries = q->rd_out = q->rx_since_ack = 0;
-    q->resp_gap = q->nak_sent = 0;
+    q->resp_gap = q->nak_sent = q->rnr_wait = 0;
+    q->rnr_retries = 0;
     if (q->blocked)
         sq_release(q, 0);
 }
@@ -680,6 +686,7 @@ static void qp_fail(nsim_qp *q, uint64_t sq_idx, nsim_wc_status s,
     q->state = NSIM_QPS_ERR;
     timer_stop(q);
     q->epoch++;
+    q->rnr_wait = 0;
     uint64_t head = q->sq_head, tail = q->sq_tail;
     uint64_t rhead = q->rq_head, rtail = q->rq_tail;
     q->sq_head = q->sq_next = q->sq_tail;
@@ -729,8 +736,12 @@ static void apply_rts(nsim_qp *q, const nsim_qp_attr *a, int first)
     const nsim_params *p = q->h->p;
     if (first) {
         q->next_psn = q->acked_psn = (m & NSIM_QP_ATTR_SQ_PSN) ? a->sq_psn : 0;
-        q->retries = 0;
+        q->retries = q->rnr_retries = 0;
     }
+    if (m & NSIM_QP_ATTR_RNR_RETRY)
+        q->rnr_retry = a->rnr_retry < 7 ? a->rnr_retry : 7;
+    if (m & NSIM_QP_ATTR_MIN_RNR_TIMER) /* RTS -> RTS may change it */
+        q->min_rnr_timer = a->min_rnr_timer & 31;
     if (m & NSIM_QP_ATTR_TIMEOUT)
         q->timeout_ps = p->ib_timeout_unit_ps
                         << (a->timeout < 31 ? a->timeout : 31);
@@ -768,6 +779,8 @@ int nsim_qp_modify(nsim_qp *q, nsim_qp_state to, const nsim_qp_attr *a,
         NSIM_TRY(setup_paths(q, a->dest_qp, a->local_mem, a->remote_mem,
                              err));
         q->epsn = (m & NSIM_QP_ATTR_RQ_PSN) ? a->rq_psn : 0;
+        if (m & NSIM_QP_ATTR_MIN_RNR_TIMER)
+            q->min_rnr_timer = a->min_rnr_timer & 31;
         q->nak_sent = 0;
         q->rx_since_ack = 0;
         break;
@@ -828,7 +841,7 @@ static void ready_push(nsim_hca *h, nsim_qp *q)
 
 static int qp_has_ready_work(const nsim_qp *q)
 {
-    if (q->state != NSIM_QPS_RTS || q->sq_next == q->sq_tail)
+    if (q->state != NSIM_QPS_RTS || q->rnr_wait || q->sq_next == q->sq_tail)
         return 0;
     const wr_ent *e = SQ_AT(q, q->sq_next);
     if (!e->fetched)
@@ -978,7 +991,7 @@ static void on_timer(nsim_sim *sim, nsim_event *ev)
     (void)sim;
     q->timer_armed = 0;
     if (ev->arg.u64 != q->epoch || q->state != NSIM_QPS_RTS ||
-        q->acked_psn == q->next_psn)
+        q->rnr_wait || q->acked_psn == q->next_psn)
         return;
     q->st.timeouts++;
     retry(q);
@@ -1017,11 +1030,11 @@ static void progress(nsim_qp *q, uint32_t psn)
     if (psn <= q->acked_psn)
         return;
     q->acked_psn = psn;
-    q->retries = 0;
+    q->retries = q->rnr_retries = 0;
     if (psn > q->next_psn) /* ACK of a packet sent before a rewind */
         seek(q, psn);
     timer_stop(q);
-    if (q->acked_psn != q->next_psn)
+    if (q->acked_psn != q->next_psn && !q->rnr_wait)
         timer_start(q);
     complete_acked(q);
 }
@@ -1177,6 +1190,7 @@ static void hca_kick(nsim_hca *h)
 static void send_ack(nsim_qp *q, unsigned kind, uint64_t req_tag,
                      uint32_t psn)
 {
+    nsim_qp *r = q->remote;
     nsim_hca *rh = q->remote->h;
     nsim_piece *w;
     if (nsim_fabric_piece(rh->fab, &w) != NSIM_OK) {
@@ -1184,10 +1198,14 @@ static void send_ack(nsim_qp *q, unsigned kind, uint64_t req_tag,
         return;
     }
     *w = (nsim_piece){q->ack_path, q->nack, 0, 0, NSIM_PIECE_ACK, on_ack, q,
-                      TAG(kind, TAG_EPOCH(req_tag), 0, 0, psn), 0, NULL};
+                      TAG(kind, TAG_EPOCH(req_tag), 0,
+                          kind == PK_NAK_RNR ? r->min_rnr_timer : 0, psn),
+                      0, NULL};
     rh->st.acks_tx++;
     if (kind != PK_ACK)
-        q->remote->st.naks_tx++;
+        r->st.naks_tx++;
+    if (kind == PK_NAK_RNR)
+        r->st.rnr_naks_tx++;
     if (nsim_fabric_send(rh->fab, w) != NSIM_OK)
         oom(rh);
 }
@@ -1229,15 +1247,14 @@ static int lq_push(nsim_qp *r, land_rec **out)
     return NSIM_OK;
 }
 
-/* Takes the next receive WR for an incoming message (RNR is not
- * modelled: NCCL always pre-posts). */
-static int take_recv(nsim_qp *r, uint64_t *out)
+/* Takes the next receive WR for an incoming message; with none posted
+ * the packet is dropped and answered with an RNR NAK (the responder then
+ * ignores later packets until this PSN comes again). */
+static int take_recv(nsim_qp *q, nsim_qp *r, uint64_t tag, uint64_t *out)
 {
     if (r->rq_cons == r->rq_tail) {
-        nsim_sim_fail(r->h->sim, NSIM_ESIM,
-                      "QP 0x%x: message needs a receive WR and none is "
-                      "posted (RNR is not modelled)",
-                      r->qpn);
+        r->nak_sent = 1;
+        send_ack(q, PK_NAK_RNR, tag, TAG_PSN(tag));
         return -1;
     }
     *out = r->rq_cons++;
@@ -1275,8 +1292,10 @@ static int rx_begin(nsim_qp *q, nsim_qp *r, const wr_ent *e, uint64_t tag)
     }
     /* SEND: the receive WR's buffer */
     uint64_t ri;
-    if (take_recv(r, &ri) != 0)
+    if (take_recv(q, r, tag, &ri) != 0) {
+        r->lq_tail--; /* the message starts again after the RNR wait */
         return -1;
+    }
     const nsim_recv_wr *rw = RQ_AT(r, ri);
     rec->recv = ri;
     rec->op = NSIM_WC_RECV;
@@ -1306,8 +1325,11 @@ static void rx_data(nsim_qp *q, nsim_qp *r, nsim_piece *p)
         return;
     land_rec *rec = &r->lq[r->rx_rec % r->lq_cap];
     if (last && e->wr.opcode == NSIM_WR_RDMA_WRITE_WITH_IMM) {
-        if (take_recv(r, &rec->recv) != 0)
+        if (take_recv(q, r, p->tag, &rec->recv) != 0) {
+            if (p->hdr_flags & NSIM_PIECE_FIRST)
+                r->lq_tail--; /* a one-packet message starts again */
             return;
+        }
         rec->op = NSIM_WC_RECV_RDMA_WITH_IMM;
     }
     r->epsn++;
@@ -1337,7 +1359,8 @@ static void land_drain(nsim_qp *r)
         if (rec.recv == NONE || r->epoch != epoch)
             continue;
         nsim_wc wc = {RQ_AT(r, rec.recv)->wr_id,
-                      NSIM_WC_SUCCESS, rec.op, rec.bytes, rec.imm, r->qpn};
+                      NSIM_WC_SUCCESS, rec.op, rec.bytes, rec.imm, r->qpn,
+                      rec.req_wr_id};
         r->rq_head = rec.recv + 1;
         push_cqe(r, r->rcq, &wc);
         if (r->epoch != epoch)
@@ -1512,6 +1535,50 @@ static void on_read_landed(nsim_sim *sim, nsim_piece *p)
     complete_acked(q);
 }
 
+/* IBTA vol. 1 table 45 (ibv_modify_qp(3) min_rnr_timer): the RNR wait
+ * of each code, in units of 10 us; code 0 is 655.36 ms. */
+static nsim_time rnr_timer_ps(uint32_t code)
+{
+    static const uint32_t t10us[32] = {
+        65536, 1,    2,    3,    4,    6,    8,    12,   16,    24,    32,
+        48,    64,   96,   128,  192,  256,  384,  512,  768,   1024,  1536,
+        2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+    return (nsim_time)t10us[code & 31] * 10000000ull;
+}
+
+static void on_rnr_timer(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_qp *q = ev->target;
+    (void)sim;
+    if (ev->arg.u64 != q->epoch || q->state != NSIM_QPS_RTS || !q->rnr_wait)
+        return;
+    q->rnr_wait = 0;
+    wake(q);
+}
+
+/* An RNR NAK for the first unacknowledged PSN: stop sending, wait the
+ * responder's RNR timer, then resend from there; after rnr_retry RNR NAKs
+ * without progress (7: never) the WR fails. */
+static void rnr_nak(nsim_qp *q, uint32_t code)
+{
+    q->st.rnr_naks++;
+    if (q->rnr_wait)
+        return;
+    if (q->rnr_retry < 7 && q->rnr_retries >= q->rnr_retry) {
+        qp_fail(q, q->sq_head, NSIM_WC_RNR_RETRY_EXC_ERR, NONE,
+                NSIM_WC_WR_FLUSH_ERR);
+        return;
+    }
+    q->rnr_retries++;
+    q->st.retransmits += q->next_psn - q->acked_psn;
+    seek(q, q->acked_psn);
+    timer_stop(q);
+    q->rnr_wait = 1;
+    if (nsim_sim_schedule(q->h->sim, rnr_timer_ps(code), on_rnr_timer, q, 0,
+                          q->epoch, NULL) != NSIM_OK)
+        oom(q->h);
+}
+
 static void on_ack(nsim_sim *sim, nsim_piece *p)
 {
     nsim_qp *q = p->ctx;
@@ -1534,6 +1601,10 @@ static void on_ack(nsim_sim *sim, nsim_piece *p)
         return;
     if (kind == PK_NAK_SEQ) {
         retry(q);
+        return;
+    }
+    if (kind == PK_NAK_RNR) {
+        rnr_nak(q, TAG_SLOT(p->tag));
         return;
     }
     /* the WR holding psn fails: it is the oldest outstanding one */

@@ -26,7 +26,12 @@
  * signaled completion), and retransmits go-back-N from the first
  * unacknowledged PSN on a NAK or when the transport timer (4.096 us x
  * 2^timeout) expires; after retry_cnt retries without progress the QP
- * goes to ERR. The RC state machine RESET -> INIT -> RTR -> RTS -> ERR:
+ * goes to ERR. A message that needs a receive WR (SEND, or the last packet
+ * of a WRITE_WITH_IMM) when none is posted is answered with an RNR NAK
+ * carrying the responder's min_rnr_timer; the requester stops, waits that
+ * long (IBTA's RNR timer table) and resends from the NAKed PSN, at most
+ * rnr_retry times without progress (7: for ever, as in verbs), then the
+ * WR completes with RNR_RETRY_EXC_ERR. The RC state machine RESET -> INIT -> RTR -> RTS -> ERR:
  * a QP in ERR completes its failing WR with the error and every other
  * outstanding or later posted WR with WR_FLUSH_ERR. A CQ that would
  * overflow goes into error (CQEs dropped, nsim_cq_poll reports it) and
@@ -41,8 +46,7 @@
  * MR.
  *
  * Does not model: UD/UC/XRC, SRQ, atomics, memory windows, SQD/SQE
- * states, RNR NAKs (a message needing a receive WR when none is posted is
- * a model error), responder-side max_dest_rd_atomic, scatter lists (one
+ * states, responder-side max_dest_rd_atomic, scatter lists (one
  * SGE per WR), PSN wrap at 2^24, inline data, CQ moderation; responder
  * READ responses bypass the responder's port scheduler (they share the
  * links FIFO); packets still in flight when their requester enters ERR
@@ -100,6 +104,7 @@ typedef enum nsim_wc_status {
     NSIM_WC_REM_INV_REQ_ERR, /* responder NAK: its receive too short */
     NSIM_WC_REM_OP_ERR,      /* responder NAK: its receive WR is bad */
     NSIM_WC_RETRY_EXC_ERR,   /* retry_cnt retries without progress */
+    NSIM_WC_RNR_RETRY_EXC_ERR, /* rnr_retry RNR NAKs without progress */
 } nsim_wc_status;
 const char *nsim_wc_status_str(nsim_wc_status s);
 
@@ -135,6 +140,10 @@ typedef struct nsim_wc {
     uint64_t byte_len;
     uint32_t imm;
     uint32_t qp_num;
+    /* Not in verbs: the simulator's own check. For a receive completion,
+     * the wr_id of the requester's WR whose message consumed it (0 for
+     * other completions). */
+    uint64_t src_wr_id;
 } nsim_wc;
 
 /* Per QP: requester side (wrs .. blocked_ps) and responder side (rx_*). */
@@ -151,6 +160,8 @@ typedef struct nsim_qp_counters {
     uint64_t rx_out_of_seq;/* out-of-sequence packets dropped */
     uint64_t naks_tx;      /* NAKs sent */
     uint64_t read_bytes;   /* RDMA READ payload landed locally */
+    uint64_t rnr_naks;     /* RNR NAKs received (requester) */
+    uint64_t rnr_naks_tx;  /* RNR NAKs sent: no receive WR (responder) */
 } nsim_qp_counters;
 
 typedef struct nsim_cq_counters {
@@ -228,6 +239,8 @@ nsim_qp_counters nsim_qp_get_counters(const nsim_qp *qp);
 #define NSIM_QP_ATTR_RETRY_CNT 32u    /* RTS: retry_cnt */
 #define NSIM_QP_ATTR_MAX_RD_ATOMIC 64u /* RTS: max_rd_atomic */
 #define NSIM_QP_ATTR_RATE_LIMIT 128u  /* RTS: rate_limit_mbps (0 = none) */
+#define NSIM_QP_ATTR_MIN_RNR_TIMER 256u /* RTR, RTS: min_rnr_timer */
+#define NSIM_QP_ATTR_RNR_RETRY 512u   /* RTS: rnr_retry */
 
 typedef struct nsim_qp_attr {
     uint32_t mask;
@@ -244,6 +257,9 @@ typedef struct nsim_qp_attr {
     uint32_t retry_cnt;     /* default ib_retry_cnt */
     uint32_t max_rd_atomic; /* default ib_max_rd_atomic */
     uint64_t rate_limit_mbps; /* default qp_rate_limit_mbps */
+    uint32_t min_rnr_timer; /* IBTA code 0..31 (12 = 0.64 ms), sent in
+                             * this QP's RNR NAKs; default ib_min_rnr_timer */
+    uint32_t rnr_retry;     /* 0..7, 7 = for ever; default ib_rnr_retry */
 } nsim_qp_attr;
 
 /* ibv_modify_qp for RC: RESET->INIT, INIT->INIT, INIT->RTR, RTR->RTS,

@@ -14,7 +14,13 @@
  * connection. Each receive takes the comm's next request id r, posts a
  * receive WR on every QP the request will use - QP (r x nq + j) mod nqps,
  * nq = 1, or nqps with NCCL_IB_SPLIT_DATA_ON_QPS=1 - and RDMA-writes a
- * 64-byte CTS entry (carrying r) into the sender's FIFO on QP 0.
+ * 64-byte CTS entry (carrying r) into the sender's FIFO on QP 0. On
+ * shared comms and in runs with faults the receiver matches by id
+ * instead: generic receive WRs stay posted on every QP (reposted as they
+ * complete) and the immediate names the request slot and piece (see
+ * net_int.h). Every receive completion is checked against the write that
+ * landed; per connection the transport counts the slices and bytes it
+ * sent and accepted (nsim_xport_conn_counters).
  * Send side: the GPU stages the slice (GPU memory with GPUDirect RDMA,
  * host memory without) and bumps tail; once the matching CTS is in the
  * FIFO the proxy posts, on each QP of the request, its 128-byte-aligned
@@ -36,6 +42,7 @@
 #include "models/transport.h"
 
 #include "models/ib/net_int.h"
+#include "models/tracelog.h"
 
 static int get_hca(net_shared *sh, uint32_t dev, nsim_hca **out, nsim_err *err)
 {
@@ -71,8 +78,11 @@ static void net_fini(void *shared)
         return;
     for (uint32_t d = 0; sh->hca && d < nsim_topo_ndevices(sh->env->topo); d++)
         nsim_hca_destroy(sh->hca[d]);
-    for (uint32_t i = 0; i < sh->ncomms; i++)
+    for (uint32_t i = 0; i < sh->ncomms; i++) {
+        free(sh->comms[i]->reqs);
+        free(sh->comms[i]->users);
         free(sh->comms[i]);
+    }
     free(sh->comms);
     free(sh->hca);
     free(sh->proxies);
@@ -117,6 +127,7 @@ static void comm_do(net_comm *m, act a)
     if (m->queued[side])
         return;
     m->queued[side] = 1;
+    m->queued_at[side] = nsim_sim_now(m->sh->env->sim);
     proxy_do(m->sh, side ? m->to : m->from, on_comm_action, m, a);
 }
 
@@ -135,6 +146,15 @@ void nsim__net_live(net_comm *m)
             m->live[m->nlive++] = i;
 }
 
+/* Piece j of slice k: its offset and length (nccl 5.3: 128-B aligned). */
+static uint64_t piece_span(uint32_t np, uint64_t size, uint32_t j,
+                           uint64_t *off)
+{
+    uint64_t per = ((size + np - 1) / np + 127) / 128 * 128;
+    *off = per * j < size ? per * j : size;
+    return size - *off < per ? size - *off : per;
+}
+
 /* Posts piece j of slice k on its QP: its 128-byte-aligned share of the
  * slice as one signaled RDMA_WRITE_WITH_IMM, or with adaptive routing
  * above the threshold an unsignaled RDMA_WRITE plus a zero-byte
@@ -142,16 +162,16 @@ void nsim__net_live(net_comm *m)
 void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j)
 {
     net_comm *m = c->m;
-    uint32_t np = c->npieces[k % SLOTS];
-    uint64_t size = c->sizes[k % SLOTS];
-    uint64_t per = ((size + np - 1) / np + 127) / 128 * 128;
-    uint64_t off = per * j < size ? per * j : size;
-    uint64_t n = size - off < per ? size - off : per;
-    nsim_qp *q = m->qs[c->qmap[k % SLOTS][j]];
+    uint64_t off, n = piece_span(c->snpieces[k % SLOTS], c->sizes[k % SLOTS],
+                                 j, &off);
+    nsim_qp *q = m->qs[c->sqmap[k % SLOTS][j]];
     uint64_t at = (k % SLOTS) * SLOT_BYTES + off;
     uint32_t lk = nsim_mr_lkey(c->mr_send), rk = nsim_mr_rkey(c->mr_recv);
+    /* the immediate: the size (matching by index) or the request id */
+    uint32_t im = m->by_id ? IMM_ID(c->user * SLOTS + k % SLOTS, k, j)
+                           : (uint32_t)n;
     nsim_send_wr imm = {WR_ID(c->conn, j, k), NSIM_WR_RDMA_WRITE_WITH_IMM, n,
-                        (uint32_t)n, 1, lk, at, rk, at};
+                        im, 1, lk, at, rk, at};
     if (m->ar && n > c->sh->env->net->ar_threshold) {
         nsim_send_wr data = {WR_ID(c->conn, j, k), NSIM_WR_RDMA_WRITE, n, 0, 0,
                              lk, at, rk, at};
@@ -160,25 +180,52 @@ void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j)
             return nsim__net_fail(c, "send queue full");
     }
     if (nsim_qp_post_send(q, &imm) != NSIM_OK)
-        nsim__net_fail(c, "send queue full");
+        return nsim__net_fail(c, "send queue full");
+    if (c->sh->env->tlog != NULL)
+        nsim_tlog_add(c->sh->env->tlog,
+                      &(nsim_trec){.t = nsim_sim_now(c->sh->env->sim),
+                                   .slice = k, .val = n, .conn = c->conn,
+                                   .qp = c->qmap[k % SLOTS][j], .piece = j,
+                                   .kind = NSIM_TR_WR_POST});
 }
 
 static void post_slice(net_conn *c, uint64_t k)
 {
-    c->send_left[k % SLOTS] = c->npieces[k % SLOTS];
-    memset(c->got_send[k % SLOTS], 0, c->npieces[k % SLOTS]);
-    for (uint32_t j = 0; j < c->npieces[k % SLOTS]; j++)
+    uint32_t np = c->npieces[k % SLOTS];
+    c->rsizes[k % SLOTS] = c->sizes[k % SLOTS];
+    c->snpieces[k % SLOTS] = (uint8_t)np;
+    memcpy(c->sqmap[k % SLOTS], c->qmap[k % SLOTS], np);
+    c->send_left[k % SLOTS] = (uint8_t)np;
+    memset(c->got_send[k % SLOTS], 0, np);
+    for (uint32_t j = 0; j < np; j++)
         nsim__net_post_piece(c, k, j);
 }
 
+/* Posts the slices that are staged and granted. On a shared comm each
+ * connection takes its own CTS entries wherever they sit in the FIFO
+ * (matched by tag): were the sender held to FIFO order (NCCL's isend
+ * takes slot fifoHead only, nccl 5.3), a channel whose slice is not
+ * staged would hold back the others, and two channels whose rings cross
+ * the same two comms in turn would wait on each other for ever. Writes
+ * then leave out of request order, which matching by id absorbs. */
 void nsim__net_try_isend(net_conn *c)
 {
+    nsim_time now = nsim_sim_now(c->sh->env->sim);
+    if (c->cts_since != NSIM_TIME_MAX && c->posted < c->cts) {
+        c->cts_wait_ps += now - c->cts_since;
+        c->cts_since = NSIM_TIME_MAX;
+    }
     while (!c->paused && c->posted < c->written && c->posted < c->cts)
         post_slice(c, c->posted++);
+    if (!c->paused && c->posted < c->written && c->posted >= c->cts &&
+        c->cts_since == NSIM_TIME_MAX)
+        c->cts_since = now; /* staged, not yet granted */
 }
 
 void nsim__net_post_recv_piece(net_conn *c, uint64_t k, uint32_t j)
 {
+    if (c->m->by_id)
+        return; /* the QPs' receive WRs are pre-posted */
     nsim_qp *q = c->m->qr[c->qmap[k % SLOTS][j]];
     if (nsim_qp_post_recv(q, WR_ID(c->conn, j, k)) != NSIM_OK)
         nsim__net_fail(c, "receive queue full");
@@ -211,6 +258,7 @@ void nsim__net_post_receive(net_conn *c)
     }
     uint64_t k = c->recv_posted++, r = m->next_req++;
     uint32_t nq = m->nq < m->nlive ? m->nq : m->nlive;
+    nsim__net_bind_req(m, c, k, r);
     c->npieces[k % SLOTS] = (uint8_t)nq;
     c->recv_left[k % SLOTS] = (uint8_t)nq;
     memset(c->got_recv[k % SLOTS], 0, nq);
@@ -243,7 +291,7 @@ static void on_visible(nsim_sim *sim, nsim_event *ev)
 static void on_host_read(nsim_sim *sim, nsim_piece *p)
 {
     net_conn *c = p->ctx;
-    (void)sim;
+    c->host_read_ps += nsim_sim_now(sim) - c->host_read_at[p->tag % SLOTS];
     c->sh->env->arrived(c->sh->env->exec, c->conn);
 }
 
@@ -256,6 +304,7 @@ static void release_recvs(net_conn *c)
            c->recv_left[c->recv_done % SLOTS] == 0) {
         uint64_t k = c->recv_done++;
         c->recv_left[k % SLOTS] = 0xff; /* not posted */
+        c->n.rx_slices++;
         if (!c->gdr) {
             /* the data sits in host memory; the GPU reads it over PCIe */
             nsim_piece *p;
@@ -264,6 +313,7 @@ static void release_recvs(net_conn *c)
             *p = (nsim_piece){c->host_read, c->nhost_read, 0,
                               c->sizes[k % SLOTS], 0, on_host_read, c, k, 0,
                               NULL};
+            c->host_read_at[k % SLOTS] = nsim_sim_now(e->sim);
             if (nsim_fabric_send(e->fab, p) != NSIM_OK)
                 return nsim__net_fail(c, "out of memory");
         } else if (c->need_flush && c->m->flush != NULL) {
@@ -299,16 +349,98 @@ void nsim__net_release(net_conn *c)
  * failover) counts once. */
 static void piece_done(net_conn *c, int side, uint32_t k, uint32_t j)
 {
+    /* slices in flight on this side: [lo, hi) */
+    uint64_t lo = side ? c->recv_done : c->send_done;
+    uint64_t hi = side ? c->recv_posted : c->posted;
     uint8_t *got = side ? &c->got_recv[k % SLOTS][j] : &c->got_send[k % SLOTS][j];
     uint8_t *left = side ? &c->recv_left[k % SLOTS] : &c->send_left[k % SLOTS];
-    if (*got || *left == 0xff || *left == 0)
+    uint32_t np = side ? c->npieces[k % SLOTS] : c->snpieces[k % SLOTS];
+    if ((uint32_t)(k - (uint32_t)lo) >= hi - lo || j >= np || *got ||
+        *left == 0xff || *left == 0) {
+        c->n.dup_pieces += side;
         return;
+    }
     *got = 1;
     (*left)--;
-    if (side)
+    if (side) {
+        uint64_t off;
+        c->n.rx_bytes += piece_span(np, c->rsizes[k % SLOTS], j, &off);
         release_recvs(c);
-    else
+    } else {
         release_sends(c);
+    }
+}
+
+/* Tracing: piece j of slice k completed on QP qi (and the
+ * retransmissions the QP has made since the last look). */
+static void trace_done(net_comm *m, net_conn *c, int side, uint32_t k,
+                       uint32_t j, uint32_t qi)
+{
+    const nsim_xport_env *e = m->sh->env;
+    nsim_time now = nsim_sim_now(e->sim);
+    nsim_tlog_add(e->tlog, &(nsim_trec){.t = now, .slice = k, .conn = c->conn,
+                                        .qp = (uint16_t)qi, .piece = j,
+                                        .side = (uint8_t)side,
+                                        .kind = NSIM_TR_WR_DONE});
+    if (side || qi >= m->nqps)
+        return;
+    uint64_t rx = nsim_qp_get_counters(m->qs[qi]).retransmits;
+    if (rx > m->tr_retx[qi])
+        nsim_tlog_add(e->tlog, &(nsim_trec){.t = now, .slice = k,
+                                            .val = rx, .conn = c->conn,
+                                            .qp = (uint16_t)qi, .piece = j,
+                                            .kind = NSIM_TR_RETX});
+    m->tr_retx[qi] = rx;
+}
+
+/* Matching by id: the slice the immediate names, or NULL (a request of
+ * an earlier life of the slot). */
+static net_conn *match_id(net_comm *m, uint32_t imm, uint32_t *k)
+{
+    uint32_t slot = imm >> 16;
+    if (slot >= m->nusers * SLOTS)
+        return NULL;
+    const net_req *q = &m->reqs[slot];
+    if (q->c == NULL || (q->k & 0xff) != ((imm >> 8) & 0xff))
+        return NULL;
+    *k = (uint32_t)q->k;
+    return q->c;
+}
+
+/* A receive completion: find its slice (by the receive WR, or by the
+ * immediate), check it is the data that landed, and take the piece. */
+static void recv_done(net_comm *m, const nsim_wc *wc)
+{
+    net_conn *c;
+    uint32_t k, j, i;
+    if (m->by_id) {
+        i = (uint32_t)(wc->wr_id & 0xff);
+        /* the proxy reposts the pre-posted receive it used */
+        if (nsim_qp_post_recv(m->qr[i], PREPOST_ID(i)) != NSIM_OK)
+            return (void)nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
+                                       "net: receive queue full");
+        j = wc->imm & 0xff;
+        if ((c = match_id(m, wc->imm, &k)) == NULL)
+            return;
+    } else {
+        c = m->sh->conn_of[WR_CONN(wc->wr_id)];
+        k = WR_SLICE(wc->wr_id);
+        j = WR_PIECE(wc->wr_id);
+        i = c->qmap[k % SLOTS][j];
+    }
+    if (WR_ID(c->conn, j, k) != wc->src_wr_id) {
+        nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
+                      "net: connection %u: the receive for slice %u piece %u "
+                      "took the data of connection %u slice %u piece %u "
+                      "(writes and receive WRs out of order on QP 0x%x)",
+                      c->conn, k, j, WR_CONN(wc->src_wr_id),
+                      WR_SLICE(wc->src_wr_id), WR_PIECE(wc->src_wr_id),
+                      wc->qp_num);
+        return;
+    }
+    if (m->sh->env->tlog != NULL)
+        trace_done(m, c, 1, k, j, i);
+    piece_done(c, 1, k, j);
 }
 
 static void poll_cq(net_comm *m, int side)
@@ -326,12 +458,21 @@ static void poll_cq(net_comm *m, int side)
             }
             if (side && wc[i].opcode == NSIM_WC_RDMA_WRITE)
                 continue; /* a signaled CTS write drained the send queue */
+            if (side && wc[i].opcode == NSIM_WC_RECV_RDMA_WITH_IMM) {
+                recv_done(m, &wc[i]);
+                continue;
+            }
             net_conn *c = m->sh->conn_of[WR_CONN(wc[i].wr_id)];
             if (side && wc[i].opcode == NSIM_WC_RDMA_READ) {
                 /* GDR flush done: the slice is visible to the GPU */
                 c->sh->env->arrived(c->sh->env->exec, c->conn);
                 continue;
             }
+            if (m->sh->env->tlog != NULL)
+                trace_done(m, c, side, WR_SLICE(wc[i].wr_id),
+                           WR_PIECE(wc[i].wr_id),
+                           c->sqmap[WR_SLICE(wc[i].wr_id) % SLOTS]
+                                   [WR_PIECE(wc[i].wr_id)]);
             piece_done(c, side, WR_SLICE(wc[i].wr_id), WR_PIECE(wc[i].wr_id));
         }
     }
@@ -346,8 +487,8 @@ static void on_comm_action(nsim_sim *sim, nsim_event *ev)
 {
     net_comm *m = ev->target;
     int side = (act)ev->arg.u64 == ACT_POLL_RECV;
-    (void)sim;
     m->queued[side] = 0;
+    m->poll_wait_ps[side] += nsim_sim_now(sim) - m->queued_at[side];
     poll_cq(m, side);
 }
 
@@ -375,6 +516,11 @@ static void on_cts(void *ctx, nsim_qp *qp, uint64_t wr_id, uint64_t bytes)
     if (c->m != m || WR_SLICE(wr_id) != (uint32_t)c->cts)
         return; /* a CTS of an abandoned comm, or one sent again */
     c->cts++;
+    if (c->sh->env->tlog != NULL)
+        nsim_tlog_add(c->sh->env->tlog,
+                      &(nsim_trec){.t = nsim_sim_now(c->sh->env->sim),
+                                   .slice = c->cts - 1, .conn = c->conn,
+                                   .kind = NSIM_TR_CTS});
     conn_do(c, ACT_ISEND);
 }
 
@@ -522,9 +668,55 @@ int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
     m->nq = k->split_data_on_qps ? m->nqps : ports;
     m->ar = k->adaptive_routing < 0 ? ns->link_layer == NSIM_LL_IB
                                     : k->adaptive_routing;
+    /* NCCL's port failover matches by id over pre-posted receive WRs
+     * (nccl 5.3): runs with faults do, so that a piece sent again on
+     * another QP finds a receive wherever it lands; so do shared comms,
+     * whose channels send out of request order */
+    m->by_id = sh->env->faults->nfaults > 0 || k->shared_comms;
     nsim__net_live(m);
     *out = m;
     return comm_qps(m, mem_s, mem_r, err);
+}
+
+/* c uses m; by id, the request table covers every slice of every user. */
+int nsim__net_add_user(net_comm *m, net_conn *c)
+{
+    if (m->nusers == m->users_cap) {
+        uint32_t cap = m->users_cap ? 2 * m->users_cap : 4;
+        net_conn **u = realloc(m->users, cap * sizeof *u);
+        if (u == NULL)
+            return NSIM_ENOMEM;
+        m->users = u;
+        m->users_cap = cap;
+    }
+    c->user = m->nusers++;
+    if (!m->by_id)
+        return NSIM_OK;
+    /* pre-posted receives: enough for every piece the users may have in
+     * flight even if all land on one QP, at most NCCL's receive queue
+     * depth (nccl 5.2: max_recv_wr 256); beyond, a write waits out an
+     * RNR NAK until the proxy reposts */
+    uint32_t want = m->nusers * SLOTS * m->nq;
+    want = want < 256 ? want : 256;
+    for (uint32_t i = 0; i < m->nqps; i++)
+        for (uint32_t n = m->prepost; n < want; n++)
+            if (nsim_qp_post_recv(m->qr[i], PREPOST_ID(i)) != NSIM_OK)
+                return NSIM_ENOMEM;
+    m->prepost = want;
+    net_req *t = realloc(m->reqs, m->users_cap * SLOTS * sizeof *t);
+    if (t == NULL)
+        return NSIM_ENOMEM;
+    memset(t + c->user * SLOTS, 0, SLOTS * sizeof *t);
+    m->reqs = t;
+    return NSIM_OK;
+}
+
+/* Slice k of c is request r of m. */
+void nsim__net_bind_req(net_comm *m, net_conn *c, uint64_t k, uint64_t r)
+{
+    c->req[k % SLOTS] = r;
+    if (m->by_id)
+        m->reqs[c->user * SLOTS + k % SLOTS] = (net_req){c, k};
 }
 
 /* The comm for a connection: a new one, or (shared mode) the one already
@@ -591,8 +783,11 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     sh->conn_of[conn] = c;
     memset(c->recv_left, 0xff, sizeof c->recv_left);
     memset(c->send_left, 0xff, sizeof c->send_left);
+    c->cts_since = NSIM_TIME_MAX;
     NSIM_TRY(setup_paths(c, pc, &mem_s, &mem_r, err));
     NSIM_TRY(get_comm(sh, pc, mem_s, mem_r, &c->m, err));
+    if (nsim__net_add_user(c->m, c) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
     c->mem_s = mem_s;
     c->mem_r = mem_r;
     NSIM_TRY(nsim__net_register(c, mem_s, mem_r, err));
@@ -607,6 +802,8 @@ static int net_send(void *state, uint32_t sm_server, uint64_t bytes,
     net_conn *c = state;
     const nsim_xport_env *e = c->sh->env;
     uint64_t k = c->issued++; /* slices are staged in order */
+    c->n.tx_slices++;
+    c->n.tx_bytes += bytes;
     nsim_piece *p;
     NSIM_TRY(nsim_fabric_piece(e->fab, &p));
     c->stage_path[0] = sm_server;
@@ -622,6 +819,11 @@ static int net_consumed(void *state)
 {
     conn_do(state, ACT_REPOST);
     return NSIM_OK;
+}
+
+static void net_conn_counters(const void *state, nsim_xport_conn_counters *out)
+{
+    *out = ((const net_conn *)state)->n;
 }
 
 /* ---- reports ------------------------------------------------------------ */
@@ -677,6 +879,15 @@ static int net_report(void *shared, nsim_xport_stats *st)
     }
     for (uint32_t i = 0; i < sh->log.nfailovers; i++)
         NSIM_TRY(nsim_xport_stats_add_failover(st, &sh->log.failovers[i]));
+    for (uint32_t i = 0; i < sh->env->plan->nconns; i++) {
+        const net_conn *c = sh->conn_of[i];
+        if (c == NULL)
+            continue;
+        nsim_wait_record w = {i, c->cts_wait_ps,
+                              {c->m->poll_wait_ps[0], c->m->poll_wait_ps[1]},
+                              c->host_read_ps};
+        NSIM_TRY(nsim_xport_stats_add_wait(st, &w));
+    }
     return NSIM_OK;
 }
 
@@ -690,4 +901,5 @@ const nsim_transport_ops nsim_net_transport = {
     .consumed = net_consumed,
     .report = net_report,
     .fault = nsim__net_fault,
+    .conn_counters = net_conn_counters,
 };

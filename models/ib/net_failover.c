@@ -6,13 +6,15 @@
  * fault forced it to ERR, its NIC port went down, or retries ran out on a
  * dead link). The channel's policy then decides:
  * - rebind_qp: the pair is marked dead; every outstanding piece that was
- *   on it is mapped onto the connection's live QPs, receive WRs are posted
- *   there again, pieces the receiver has not got are sent again, and CTS
- *   entries that were lost with the pair are sent again;
+ *   on it is mapped onto the connection's live QPs, pieces the receiver
+ *   has not got are sent again there (runs with faults match receives by
+ *   id, so a piece sent again finds a pre-posted receive WR wherever it
+ *   lands), and CTS entries that were lost with the pair are sent again;
  * - rebind_nic: the comm is abandoned; after the connection setup cost
  *   the connection gets a new comm on another NIC pair, and everything
- *   outstanding moves to it;
- * - fail: the run stops with a report naming the QP, NIC, status and time.
+ *   outstanding moves to it, on the piece map the receiver side sets;
+ * - fail: the run stops (NSIM_EFAULT) with a report naming the QP, NIC,
+ *   status and time.
  * Every piece is accepted once at the receiver (duplicates are ignored),
  * so no byte is lost or counted twice.
  */
@@ -71,9 +73,9 @@ static void sender_pass(net_conn *c, const uint8_t *lost,
                         uint8_t again[SLOTS][MAX_QPS])
 {
     for (uint64_t k = c->send_done; k < c->posted; k++)
-        for (uint32_t j = 0; j < c->npieces[k % SLOTS]; j++) {
+        for (uint32_t j = 0; j < c->snpieces[k % SLOTS]; j++) {
             uint8_t *gs = &c->got_send[k % SLOTS][j];
-            if (*gs || !lost[c->qmap[k % SLOTS][j]])
+            if (*gs || !lost[c->sqmap[k % SLOTS][j]])
                 continue;
             if (k < c->recv_done || c->got_recv[k % SLOTS][j]) {
                 *gs = 1; /* landed before the QP died: its ACK was lost */
@@ -85,13 +87,16 @@ static void sender_pass(net_conn *c, const uint8_t *lost,
 }
 
 /* Receiver side: pieces on lost QPs are mapped onto the live QPs (fresh
- * request ids on a new comm) and their receive WRs posted again. */
+ * request ids on a new comm) and their receive WRs posted again (none
+ * when matching by id, as runs with faults do). */
 static void receiver_pass(net_conn *c, const uint8_t *lost, int new_comm)
 {
     net_comm *m = c->m;
     for (uint64_t k = c->recv_done; k < c->recv_posted; k++) {
-        uint64_t r = new_comm ? m->next_req++ : k;
+        uint64_t r = new_comm ? m->next_req++ : c->req[k % SLOTS];
         uint32_t np = c->npieces[k % SLOTS];
+        if (new_comm)
+            nsim__net_bind_req(m, c, k, r);
         for (uint32_t j = 0; j < np; j++) {
             uint8_t *q = &c->qmap[k % SLOTS][j];
             if (!new_comm && !lost[*q])
@@ -115,13 +120,17 @@ static void move_outstanding(net_conn *c, const uint8_t *lost, int new_comm,
     if (resend_cts)
         for (uint64_t k = c->cts; k < c->recv_posted; k++)
             nsim__net_post_cts(c, k);
-    for (uint64_t k = c->send_done; k < c->posted; k++)
-        for (uint32_t j = 0; j < c->npieces[k % SLOTS]; j++)
+    /* the pieces go again on live QPs: matched by id, any will do */
+    net_comm *m = c->m;
+    for (uint64_t k = c->send_done; k < c->posted; k++) {
+        uint32_t np = c->snpieces[k % SLOTS];
+        for (uint32_t j = 0; j < np; j++)
             if (again[k % SLOTS][j]) {
-                if (new_comm) /* the slice's piece map is the new one */
-                    c->qmap[k % SLOTS][j] = (uint8_t)c->m->live[j % c->m->nlive];
+                c->sqmap[k % SLOTS][j] =
+                    (uint8_t)m->live[(k * np + j) % m->nlive];
                 nsim__net_post_piece(c, k, j);
             }
+    }
     nsim__net_release(c);
 }
 
@@ -166,14 +175,16 @@ static void on_migrate(nsim_sim *sim, nsim_event *ev)
     net_comm *nm;
     nsim_err err = {0};
     if (pick_nics(c, &sn, &rn) != NSIM_OK) {
-        nsim_sim_fail(sim, NSIM_ESIM,
+        nsim_sim_fail(sim, NSIM_EFAULT,
                       "channel %u: rank %u -> %u: failover policy rebind_nic "
                       "found no other live NIC pair",
                       pc->channel, pc->from, pc->to);
         return;
     }
     if (nsim__net_new_comm(sh, pc, sn, rn, c->mem_s, c->mem_r, &nm, &err) ||
-        (c->m = nm, nsim__net_register(c, c->mem_s, c->mem_r, &err))) {
+        (c->m = nm, nsim__net_add_user(nm, c) != NSIM_OK &&
+                        NSIM_ERR(&err, NSIM_ENOMEM, "out of memory")) ||
+        nsim__net_register(c, c->mem_s, c->mem_r, &err)) {
         nsim_sim_fail(sim, NSIM_ESIM, "channel %u: rebind_nic: %s",
                       pc->channel, err.msg);
         return;
@@ -194,7 +205,7 @@ static void fail_report(net_comm *m, net_conn *c, const nsim_wc *wc,
                         const char *why)
 {
     const nsim_plan_conn *pc = &m->sh->env->plan->conns[c->conn];
-    nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
+    nsim_sim_fail(m->sh->env->sim, NSIM_EFAULT,
                   "channel %u: rank %u -> %u: QP 0x%x (%s -> %s) completed "
                   "with %s at %.3f us; %s",
                   pc->channel, pc->from, pc->to, wc->qp_num,

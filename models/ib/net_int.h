@@ -19,6 +19,12 @@
 #define WR_CONN(id) ((uint32_t)((id) >> 40))
 #define WR_PIECE(id) ((uint32_t)(((id) >> 32) & 0xff))
 #define WR_SLICE(id) ((uint32_t)(id))
+/* a pre-posted receive WR (matching by id): no request, its QP index */
+#define PREPOST_ID(i) ((0xffffffull << 40) | (i))
+/* matching by id: the immediate names the request (its slot in the
+ * comm's request table), the slice's low bits and the piece */
+#define IMM_ID(slot, k, j)                                                   \
+    ((uint32_t)(((slot)&0xffffu) << 16 | ((k)&0xffu) << 8 | ((j)&0xffu)))
 
 typedef struct proxy {
     nsim_time free_at;
@@ -26,6 +32,12 @@ typedef struct proxy {
 
 typedef struct net_conn net_conn;
 typedef struct net_comm net_comm;
+
+/* A request of a comm, by id (matching by id). */
+typedef struct net_req {
+    net_conn *c;
+    uint64_t k; /* the connection's slice */
+} net_req;
 
 typedef struct net_shared {
     const nsim_xport_env *env;
@@ -52,8 +64,25 @@ struct net_comm {
     uint8_t dead[MAX_QPS]; /* QP pair in ERR, no longer used */
     uint32_t live[MAX_QPS], nlive;
     int retired;       /* abandoned for another NIC pair */
+    /* Receiver-side matching (nccl 5.3). By index (NCCL's default): a
+     * receive WR is posted per request and piece and a WRITE_WITH_IMM
+     * takes the next one, so each QP must see the writes in the order of
+     * its receive WRs. By id (NCCL_IB_RECEIVER_SIDE_MATCHING_SCHEME=1
+     * with pre-posted receive WRs, which NCCL's port failover requires):
+     * generic receive WRs, reposted as they complete, and the immediate
+     * names the request; used when the run has faults to fail over and
+     * on shared comms (their channels send out of request order). */
+    int by_id;
+    net_req *reqs;     /* by id: the request slots, SLOTS per user (a
+                        * connection has at most SLOTS receives posted) */
+    uint32_t prepost;  /* by id: receive WRs kept posted per QP */
+    net_conn **users;  /* the connections on this comm (shared mode: many) */
+    uint32_t nusers, users_cap;
     uint8_t queued[2]; /* a poll of each side already waits */
     uint64_t polls[2], empty_polls[2], cqes[2];
+    nsim_time queued_at[2], poll_wait_ps[2]; /* completions waiting for
+                                              * their proxy's poll */
+    uint64_t tr_retx[MAX_QPS]; /* tracing: retransmissions seen so far */
 };
 
 struct net_conn {
@@ -62,12 +91,19 @@ struct net_conn {
     uint32_t conn, from, to;
     uint32_t stage_path[64], nstage;    /* sm [+ GPU -> host memory] */
     uint32_t host_read[64], nhost_read; /* host -> GPU (no GDR) */
-    uint64_t sizes[SLOTS];
+    uint64_t sizes[SLOTS];  /* staged by the sender (reused once sent) */
+    uint64_t rsizes[SLOTS]; /* what the receive slot got (kept until the
+                             * receiver releases it) */
     /* per slice: its pieces (one per QP of the request), the QP of each
      * piece, which pieces completed on each side, and how many are left
      * (0xff: slot not in use) */
     uint8_t npieces[SLOTS];
     uint8_t qmap[SLOTS][MAX_QPS];
+    /* the sender's own copy for the slices it posted: the receiver may
+     * reuse a slot for slice k + SLOTS before the send completions of
+     * slice k are in (a lost ACK) */
+    uint8_t snpieces[SLOTS];
+    uint8_t sqmap[SLOTS][MAX_QPS];
     uint8_t got_send[SLOTS][MAX_QPS], got_recv[SLOTS][MAX_QPS];
     uint8_t send_left[SLOTS], recv_left[SLOTS];
     uint32_t mem_s, mem_r; /* where the buffers live (GPU, or host) */
@@ -75,9 +111,14 @@ struct net_conn {
     uint32_t deferred;   /* receives to post once unpaused */
     uint64_t issued, written, cts, posted, send_done;
     uint64_t recv_posted, recv_done;
+    uint64_t req[SLOTS];  /* the comm's request id of each slice */
+    uint32_t user;        /* its index among the comm's users */
+    nsim_xport_conn_counters n; /* what it carried, for exactly-once */
     int need_flush;     /* GDR flush read (sm < 90) before visibility */
     int gdr;
     uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
+    nsim_time cts_since, cts_wait_ps; /* staged, waiting for a CTS */
+    nsim_time host_read_at[SLOTS], host_read_ps; /* no GDR: PCIe reads */
     /* registered buffers (keys checked by the HCA model): the send
      * staging slots, the receive slots, the sender's CTS FIFO and the
      * receiver's shadow CTS entries */
@@ -99,6 +140,8 @@ int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
 int nsim__net_register(net_conn *c, uint32_t mem_s, uint32_t mem_r,
                        nsim_err *err);
 void nsim__net_live(net_comm *m);
+int nsim__net_add_user(net_comm *m, net_conn *c);
+void nsim__net_bind_req(net_comm *m, net_conn *c, uint64_t k, uint64_t r);
 
 /* net_failover.c */
 void nsim__net_on_error(net_comm *m, const nsim_wc *wc);

@@ -10,10 +10,14 @@
 #include <strings.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
 #include "output/report.h"
 #include "output/export.h"
 #include "output/stats.h"
+#include "output/trace.h"
+#include "sim/core/fileio.h"
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
 #include "sim/exec/exec.h"
@@ -24,10 +28,13 @@
 #include "sim/plan/tune.h"
 
 
+extern char **environ;
+
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
        OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH, OPT_CSV, OPT_PLOT,
-       OPT_TRACE, OPT_GDUMP, OPT_MAXEV, OPT_MAXMEM };
+       OPT_TRACE, OPT_GDUMP, OPT_PARAMS, OPT_TRACE_CAP, OPT_MAXEV,
+       OPT_MAXMEM };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -50,6 +57,12 @@ static const struct option run_long[] = {
     {"agg_iters", required_argument, NULL, 'm'},
     {"check", required_argument, NULL, 'c'},
     {"blocking", required_argument, NULL, 'z'},
+    {"cudagraph", required_argument, NULL, 'G'},
+    {"average", required_argument, NULL, 'a'},
+    {"report_cputime", required_argument, NULL, 'C'},
+    {"local_register", required_argument, NULL, 'R'},
+    {"run_cycles", required_argument, NULL, 'N'},
+    {"parallel_init", required_argument, NULL, 'p'},
     {"collective", required_argument, NULL, OPT_COLL},
     {"tuning", no_argument, NULL, OPT_TUNING},
     {"mode", required_argument, NULL, OPT_MODE},
@@ -63,8 +76,10 @@ static const struct option run_long[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"trace-cap", required_argument, NULL, OPT_TRACE_CAP},
     {"compare-graph", required_argument, NULL, OPT_CMPGRAPH},
     {"graph-dump", no_argument, NULL, OPT_GDUMP},
+    {"params", required_argument, NULL, OPT_PARAMS},
     {"max-events", required_argument, NULL, OPT_MAXEV},
     {"max-memory", required_argument, NULL, OPT_MAXMEM},
     {NULL, 0, NULL, 0},
@@ -118,10 +133,12 @@ static int parse_budget(const char *cmd, const char *opt, const char *v,
 }
 
 /* nccl-tests flags that do not change a deterministic simulation: a
- * one-line note, then ignored. */
-static void note_ignored(int c, const char *v)
+ * one-line note, then ignored (after their value is checked). */
+static int note_ignored(const char *cmd, int c, const char *v)
 {
     const char *why = "";
+    long max = 1L << 30;
+    char *end;
     switch (c) {
     case 't': why = "the topology fixes the ranks; threads launch in "
                     "parallel"; break;
@@ -129,9 +146,22 @@ static void note_ignored(int c, const char *v)
     case 'w':
     case 'm': why = "a deterministic simulation needs one iteration"; break;
     case 'c': why = "a simulation moves no data to check (#wrong is N/A)"; break;
-    case 'z': why = "one collective at a time is simulated"; break;
+    case 'z': why = "one collective at a time is simulated"; max = 3; break;
+    case 'a': why = "the collective couples the ranks: in steady state "
+                    "every rank's time per op is the same, so rank 0, "
+                    "average, min and max agree"; max = 3; break;
+    case 'N': why = "every cycle of a deterministic simulation is the "
+                    "same; one is run"; break;
+    case 'p': why = "communicator set-up is not simulated"; max = 1; break;
+    case 'R': why = "buffer registration is not modelled: times are for "
+                    "NCCL's own buffers (as -R 0)"; max = 2; break;
     }
+    long n = strtol(v, &end, 10);
+    if (end == v || *end != '\0' || n < 0 || n > max)
+        return nsim_cli_usage(cmd, "-%c: expected 0..%ld, got '%s'", c, max,
+                              v);
     fprintf(stderr, "ncclsim: note: -%c %s ignored: %s\n", c, v, why);
+    return 0;
 }
 
 /* One option of run/plan. Returns 0 or a usage exit status; -1 with err
@@ -146,11 +176,20 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case 'e': return parse_u64(cmd, "-e", arg, &s->max_bytes);
     case 'i':
         s->step_factor = 1;
-        return parse_u64(cmd, "-i", arg, &s->step_bytes);
+        if (parse_u64(cmd, "-i", arg, &s->step_bytes) != 0)
+            return NSIM_EXIT_USAGE;
+        if (s->step_bytes == 0)
+            return nsim_cli_usage(cmd, "-i: expected a step > 0 bytes, got "
+                                       "'%s'", arg);
+        return 0;
     case 'f':
         s->step_factor = strtod(arg, &end);
-        if (end == arg || *end != '\0' || s->step_factor < 1)
-            return nsim_cli_usage(cmd, "-f: expected a factor >= 1");
+        if (end == arg || *end != '\0' || !isfinite(s->step_factor) ||
+            s->step_factor <= 1 || s->step_factor > 1e6)
+            return nsim_cli_usage(cmd, "-f: expected a factor above 1 (up to "
+                                       "1e6; -i for a fixed step), got '%s'",
+                                  arg);
+        s->step_bytes = 0;
         return 0;
     case OPT_NCH:
         s->min_channels = s->max_channels = 0;
@@ -172,13 +211,15 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
         }
         return nsim_scenario_set_op(s, arg, "-o", err) ? -1 : 0;
     case 'd': return nsim_scenario_set_dtype(s, arg, "-d", err) ? -1 : 0;
-    case 'r':
-        v32 = (uint32_t)strtoul(arg, &end, 10);
-        if (end == arg || *end != '\0' || arg[0] == '-')
+    case 'r': {
+        unsigned long long r = strtoull(arg, &end, 10);
+        /* no wrap-around: the run checks it against the ranks */
+        if (end == arg || *end != '\0' || arg[0] == '-' || r > (1u << 20))
             return nsim_cli_usage(cmd, "-r: expected a root rank, got '%s'",
                                   arg);
-        s->root = v32;
+        s->root = (uint32_t)r;
         return 0;
+    }
     case OPT_COLL:
         if (nsim_coll_parse(arg, &s->coll) != NSIM_OK)
             return nsim_cli_usage(cmd, "--collective: expected allreduce, "
@@ -187,17 +228,21 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
                                   arg);
         return 0;
     case OPT_ALGO: /* "auto": NCCL's tuner, even if the scenario forces one */
-        s->algo_set = strcasecmp(arg, "auto") != 0;
-        if (s->algo_set && nsim_algo_parse(arg, &s->algo) != NSIM_OK)
-            return nsim_cli_usage(cmd, "--algo: expected Ring, Tree, NVLS, "
-                                       "NVLSTree, PAT or auto");
-        return 0;
+        if (strcasecmp(arg, "auto") == 0) {
+            s->algo_set = 0;
+            s->algo_off = 0;
+            s->algo_list[0] = '\0';
+            return 0;
+        }
+        return nsim_scenario_set_algo(s, arg, "--algo", err) ? -1 : 0;
     case OPT_PROTO:
-        s->proto_set = strcasecmp(arg, "auto") != 0;
-        if (s->proto_set && nsim_proto_parse(arg, &s->proto) != NSIM_OK)
-            return nsim_cli_usage(cmd, "--proto: expected Simple, LL, LL128 "
-                                       "or auto");
-        return 0;
+        if (strcasecmp(arg, "auto") == 0) {
+            s->proto_set = 0;
+            s->proto_off = 0;
+            s->proto_list[0] = '\0';
+            return 0;
+        }
+        return nsim_scenario_set_proto(s, arg, "--proto", err) ? -1 : 0;
     case OPT_SIZE: return parse_u64(cmd, "--size", arg, &ro->size);
     case OPT_QUIET: ro->quiet = 1; return 0;
     case OPT_TIMING: ro->timing = 1; return 0;
@@ -205,9 +250,17 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case OPT_STATS: ro->stats = 1; return 0;
     case OPT_DEBUG: ro->debug = 1; return 0;
     case OPT_GRAPH: ro->graph = arg; return 0;
+    case OPT_PARAMS: /* over the scenario's own (ncclsim calibrate -o) */
+        return nsim_params_load(&s->params, arg, err) == NSIM_OK ? 0 : -1;
     case OPT_CSV: ro->csv_out = arg; return 0;
     case OPT_PLOT: ro->plot_out = arg; return 0;
     case OPT_TRACE: ro->trace_out = arg; return 0;
+    case OPT_TRACE_CAP: {
+        uint32_t k = 0;
+        int rc = parse_count(cmd, "--trace-cap", arg, 100000000, &k);
+        ro->trace_cap = k;
+        return rc;
+    }
     case OPT_CMPGRAPH:
         if (strcmp(cmd, "plan") != 0)
             return nsim_cli_usage(cmd, "--compare-graph is an option of "
@@ -230,7 +283,22 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
     case 'g':
         return parse_count(cmd, "-g", arg, 1024, &s->gpus_per_thread);
     case 't': case 'n': case 'w': case 'm': case 'c': case 'z':
-        note_ignored(c, arg);
+    case 'a': case 'N': case 'p': case 'R':
+        return note_ignored(cmd, c, arg);
+    case 'G': /* CUDA graphs: the host's launches leave the critical path */
+        v32 = (uint32_t)strtoul(arg, &end, 10);
+        if (end == arg || *end != '\0' || arg[0] == '-' || v32 > (1u << 20))
+            return nsim_cli_usage(cmd, "-G: expected a count of graph "
+                                       "launches, got '%s'", arg);
+        ro->cudagraph = v32;
+        return 0;
+    case 'C':
+        if (strcmp(arg, "0") && strcmp(arg, "1"))
+            return nsim_cli_usage(cmd, "-C: expected 0 or 1, got '%s'", arg);
+        ro->cputime = arg[0] == '1';
+        if (ro->cputime && ro->analytic)
+            return nsim_cli_usage(cmd, "-C 1: NCCL's model predicts GPU "
+                                       "time, not CPU time");
         return 0;
     case ':': return nsim_cli_usage(cmd, "%s needs a value", argv[optind - 1]);
     default: return nsim_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
@@ -245,7 +313,7 @@ static int parse_opts(const char *cmd, int argc, char **argv,
     optind = 1;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv,
-                                       ":b:e:f:i:o:d:r:t:g:n:w:m:c:z:",
+                                       ":b:e:f:i:o:d:r:t:g:n:w:m:c:z:G:a:C:R:N:p:",
                                        run_long, NULL)) != -1)
         rc = apply_opt(cmd, c, optarg, argv, s, ro, err);
     if (rc == 0 && optind != argc - 1)
@@ -260,9 +328,12 @@ nsim_report_meta nsim_cli_meta(const nsim_scenario *s, int tuning)
         s->name,          nsim_topo_name(s->topo), nsim_coll_name(s->coll),
         nsim_coll_test_name(s->coll), s->dtype,
         nsim_coll_has_op(s->coll) ? s->redop : "none",
-        s->proto_set ? nsim_proto_name(s->proto) : "auto (NCCL's tuner)",
+        s->proto_set        ? nsim_proto_name(s->proto)
+        : s->proto_list[0] ? s->proto_desc
+                           : "auto (NCCL's tuner)",
         nsim_coll_is_p2p(s->coll) ? "P2P (point-to-point channels)"
         : s->algo_set             ? nsim_algo_name(s->algo)
+        : s->algo_list[0]         ? s->algo_desc
                                   : "auto (NCCL's tuner)",
         s->channel_mode == NSIM_CHANNEL_SHARED ? "shared" : "dedicated",
         nsim_topo_nranks(s->topo), nsim_topo_nhosts(s->topo),
@@ -320,14 +391,15 @@ static void debug_plan(nsim_scenario *s)
 /* --csv, --plot, --trace (the largest size's thread blocks). */
 static int write_exports(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                          const nsim_run_row *rows, size_t n,
-                         const nsim_plan *kp, const nsim_exec_result *kr,
-                         nsim_err *err)
+                         const nsim_topo *t, const nsim_plan *kp,
+                         const nsim_exec_result *kr, nsim_err *err)
 {
     int rendered = 0;
     if (ro->csv_out != NULL)
         NSIM_TRY(nsim_export_csv(ro->csv_out, m, rows, n, err));
     if (ro->trace_out != NULL && kp != NULL)
-        NSIM_TRY(nsim_export_trace(ro->trace_out, kp, kr, err));
+        NSIM_TRY(nsim_trace_write(ro->trace_out, t, kp, kr, ro->trace_cap,
+                                  err));
     if (ro->plot_out != NULL) {
         NSIM_TRY(nsim_export_plot(ro->plot_out, m, rows, n, &rendered, err));
         if (!rendered)
@@ -348,7 +420,16 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     int detail = (ro->stats || ro->debug || ro->trace_out) && !ro->analytic;
     nsim_plan *kp = NULL;
     nsim_exec_result kr = {0};
-    nsim_run_opts o = {ro->analytic, detail, ro->trace_out != NULL};
+    nsim_run_opts o = {ro->analytic, detail, ro->trace_out != NULL,
+                       ro->cudagraph > 0, ro->cputime, ro->trace_cap};
+    m.analytic = ro->analytic;
+    m.time_note = ro->cputime ? "time: the host thread's CPU time per op "
+                                "(nccl-tests -C 1): its kernel launches, "
+                                "one per GPU it drives (-g)"
+                  : ro->cudagraph ? "time: ops launched from a CUDA graph "
+                                    "(nccl-tests -G): the host thread's "
+                                    "launches are off the critical path"
+                                  : NULL;
     NSIM_TRY(nsim_run_sizes(s, &sizes, &nsizes, err));
     rows = calloc(nsizes ? nsizes : 1, sizeof *rows);
     if (rows == NULL) {
@@ -381,7 +462,7 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     else
         cJSON_Delete(extra);
     if (rc == NSIM_OK)
-        rc = write_exports(ro, &m, rows, n, kp, &kr, err);
+        rc = write_exports(ro, &m, rows, n, s->topo, kp, &kr, err);
     if (kp != NULL)
         nsim_exec_result_free(&kr);
     nsim_plan_destroy(kp);
@@ -422,8 +503,34 @@ int nsim_cli_load_run(const char *cmd, int argc, char **argv,
         }
     if (*out == NULL)
         return nsim_cli_usage(cmd, "expected a scenario file");
+    nsim_scenario *s = *out;
+    char note[2048];
+    /* NCCL_* from the shell, as NCCL reads them, under the scenario's own;
+     * the command line overrides both */
+    if (nsim_scenario_apply_shell_env(s, environ, note, sizeof note, err) !=
+        NSIM_OK)
+        return -1;
+    static int noted; /* once, though a sweep loads every point */
+    if (note[0] != '\0' && !noted++)
+        fprintf(stderr, "ncclsim: note: %s\n", note);
     if ((rc = parse_opts(cmd, argc, argv, *out, ro, err)) != 0)
         return rc;
+    if (ro->cputime && ro->cudagraph)
+        return nsim_cli_usage(cmd, "-C 1 with -G: the CPU time of a CUDA "
+                                   "graph launch is not modelled");
+    if (nsim_scenario_check_dtype(s, err) != NSIM_OK)
+        return -1;
+    /* a forced algorithm the hardware cannot run: refused before any
+     * search (NVLSTree on A100s) */
+    if (s->algo_set && !nsim_coll_is_p2p(s->coll) &&
+        nsim_tune_check(s->topo, s->coll, s->algo,
+                        s->proto_set ? s->proto : NSIM_PROTO_SIMPLE,
+                        err) != NSIM_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        NSIM_ERR(err, NSIM_ECONFIG, "%s: %s", s->source, msg);
+        return -1;
+    }
     nsim_scenario_resolve_channels(*out);
     if (ro->graph != NULL && use_graph(*out, ro->graph, err) != NSIM_OK)
         return -1;
@@ -439,11 +546,12 @@ int nsim_cmd_run(int argc, char **argv)
     nsim_err err = {0};
     nsim_scenario *s = NULL;
     nsim_cli_run_opts ro = {0};
+    nsim_out_begin(); /* --json, --csv, --plot, --trace: all or none */
     int rc = nsim_cli_load_run("run", argc, argv, &s, &ro, &err);
     if (rc == 0 && run_sweep(s, &ro, &err) != NSIM_OK)
         rc = -1;
     nsim_scenario_destroy(s);
-    return rc < 0 ? nsim_cli_fail(&err) : rc;
+    return nsim_cli_outputs_done(rc < 0 ? nsim_cli_fail(&err) : rc);
 }
 
 /* The planner's channel c as seen from host 0: its GPU order there, the
@@ -598,6 +706,7 @@ int nsim_cmd_plan(int argc, char **argv)
     nsim_plan *plan = NULL;
     nsim_cli_run_opts ro = {0};
     char *text = NULL;
+    nsim_out_begin();
     int rc = nsim_cli_load_run("plan", argc, argv, &s, &ro, &err);
     if (rc == 0 && ro.graph_dump) {
         rc = graph_dump(s, &err);
@@ -626,7 +735,9 @@ int nsim_cmd_plan(int argc, char **argv)
             rc = -1;
     }
     if (rc == 0 && ro.plan_out != NULL) {
-        if (nsim_write_file_atomic(ro.plan_out, text, strlen(text), &err))
+        size_t n = strlen(text);
+        text[n] = '\n'; /* over the NUL: the length says where it ends */
+        if (nsim_write_file_atomic(ro.plan_out, text, n + 1, &err))
             rc = -1;
     } else if (rc == 0) {
         printf("%s\n", text);
@@ -634,7 +745,7 @@ int nsim_cmd_plan(int argc, char **argv)
     free(text);
     nsim_plan_destroy(plan);
     nsim_scenario_destroy(s);
-    return rc < 0 ? nsim_cli_fail(&err) : rc;
+    return nsim_cli_outputs_done(rc < 0 ? nsim_cli_fail(&err) : rc);
 }
 
 int nsim_cmd_params(int argc, char **argv)
@@ -650,6 +761,39 @@ int nsim_cmd_params(int argc, char **argv)
         return nsim_cli_fail(&err);
     if (nsim_params_to_json(&p, &text, &err) != NSIM_OK)
         return nsim_cli_fail(&err);
+    if (argc == 2) { /* the file's values: its sources, or its name */
+        cJSON *out = cJSON_Parse(text), *in = NULL;
+        if (out == NULL || nsim_json_load(argv[1], &in, &err) != NSIM_OK) {
+            cJSON_Delete(out);
+            free(text);
+            return nsim_cli_fail(&err);
+        }
+        const cJSON *fp = cJSON_GetObjectItemCaseSensitive(in, "params");
+        if (fp == NULL)
+            fp = in;
+        cJSON *op = cJSON_GetObjectItemCaseSensitive(out, "params");
+        const cJSON *it;
+        cJSON_ArrayForEach(it, fp)
+        {
+            cJSON *e = cJSON_GetObjectItemCaseSensitive(op, it->string);
+            const cJSON *src = cJSON_GetObjectItemCaseSensitive(it, "source");
+            char buf[1200];
+            snprintf(buf, sizeof buf, "set by %s", argv[1]);
+            if (e != NULL)
+                cJSON_ReplaceItemInObjectCaseSensitive(
+                    e, "source", cJSON_CreateString(cJSON_IsString(src)
+                                                        ? src->valuestring
+                                                        : buf));
+        }
+        free(text);
+        text = cJSON_Print(out);
+        cJSON_Delete(out);
+        cJSON_Delete(in);
+        if (text == NULL) {
+            fprintf(stderr, "ncclsim: out of memory\n");
+            return NSIM_EXIT_ERR;
+        }
+    }
     printf("%s\n", text);
     free(text);
     return NSIM_EXIT_OK;

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "sim/core/fileio.h"
 #include "sim/core/units.h"
 #include "sim/topo/cluster.h"
 #include "sim/topo/nccl_graph.h"
@@ -32,15 +33,30 @@ int nsim_cli_load_topo(const char *path, nsim_topo **out, nsim_err *err)
     return nsim_topo_load(path, out, err);
 }
 
-static void show_devices(const nsim_topo *t)
+/* topo show's scope: every device, or one host's (host >= 0). */
+static int dev_shown(const nsim_topo *t, uint32_t d, int32_t host)
+{
+    return host < 0 || nsim_topo_device(t, d)->host == host;
+}
+
+static void show_devices(const nsim_topo *t, int32_t host)
 {
     char bw[48];
-    printf("Devices (%u):\n", nsim_topo_ndevices(t));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nsim_topo_ndevices(t); i++)
+        n += dev_shown(t, i, host);
+    if (host >= 0)
+        printf("Devices of host %d (%u of %u):\n", host, n,
+               nsim_topo_ndevices(t));
+    else
+        printf("Devices (%u):\n", n);
     printf("  %-4s %-16s %-12s %5s %5s  %s\n", "#", "id", "type", "host",
            "rank", "details");
     for (uint32_t i = 0; i < nsim_topo_ndevices(t); i++) {
         const nsim_device *d = nsim_topo_device(t, i);
         char detail[160] = "";
+        if (!dev_shown(t, i, host))
+            continue;
         switch (d->type) {
         case NSIM_DEV_GPU:
             snprintf(detail, sizeof detail, "%s sm%u", d->gen, d->sm);
@@ -70,13 +86,24 @@ static void show_devices(const nsim_topo *t)
     }
 }
 
-static void show_links(const nsim_topo *t)
+static void show_links(const nsim_topo *t, int32_t host)
 {
-    printf("\nLinks (%u, each both ways):\n", nsim_topo_nlinks(t) / 2);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nsim_topo_nlinks(t); i += 2) {
+        const nsim_link *l = nsim_topo_link(t, i);
+        n += dev_shown(t, l->src, host) || dev_shown(t, l->dst, host);
+    }
+    if (host >= 0)
+        printf("\nLinks of host %d (%u of %u, each both ways):\n", host, n,
+               nsim_topo_nlinks(t) / 2);
+    else
+        printf("\nLinks (%u, each both ways):\n", n);
     printf("  %-16s %-16s %-7s %5s %12s %10s\n", "a", "b", "type", "count",
            "GB/s/dir", "latency");
     for (uint32_t i = 0; i < nsim_topo_nlinks(t); i += 2) {
         const nsim_link *l = nsim_topo_link(t, i);
+        if (!dev_shown(t, l->src, host) && !dev_shown(t, l->dst, host))
+            continue;
         char lat[32];
         nsim_units_format_time(l->lat_ps, lat, sizeof lat);
         printf("  %-16s %-16s %-7s %5u %12.2f %10s\n",
@@ -95,15 +122,19 @@ static void print_path(const nsim_topo *t, const nsim_route *r)
         printf(" > %s", nsim_topo_device(t, nsim_topo_link(t, r->links[h])->dst)->name);
 }
 
-static int show_routes(nsim_topo *t, nsim_err *err)
+static int show_routes(nsim_topo *t, int32_t host, nsim_err *err)
 {
     uint32_t n = nsim_topo_nranks(t);
-    printf("\nRoutes between GPUs (by rank):\n");
+    if (host >= 0)
+        printf("\nRoutes between the GPUs of host %d (by rank):\n", host);
+    else
+        printf("\nRoutes between GPUs (by rank):\n");
     printf("  %4s %4s  %-4s %4s %10s %9s %6s  %s\n", "from", "to", "type",
            "hops", "GB/s", "lat(ns)", "paths", "first path");
     for (uint32_t a = 0; a < n; a++)
         for (uint32_t b = 0; b < n; b++) {
-            if (a == b)
+            if (a == b || !dev_shown(t, nsim_topo_rank_device(t, a), host) ||
+                !dev_shown(t, nsim_topo_rank_device(t, b), host))
                 continue;
             const nsim_route *r;
             NSIM_TRY(nsim_topo_route(t, nsim_topo_rank_device(t, a),
@@ -223,10 +254,11 @@ typedef struct topo_opts {
     uint32_t nodes;
     const char *preset, *topo;
     int quiet;
+    int host_given, all; /* topo show --host H / --all */
 } topo_opts;
 
 enum { O_GPU_GEN = 256, O_NIC_SPEED, O_BW, O_FABRIC, O_RADIX, O_OVERSUB,
-       O_ROCE, O_NODES, O_PRESET, O_HOST, O_TOPO };
+       O_ROCE, O_NODES, O_PRESET, O_HOST, O_TOPO, O_ALL };
 
 static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -241,6 +273,7 @@ static const struct option long_opts[] = {
     {"node-preset", required_argument, NULL, O_PRESET},
     {"host", required_argument, NULL, O_HOST},
     {"topo", required_argument, NULL, O_TOPO},
+    {"all", no_argument, NULL, O_ALL},
     {"quiet", no_argument, NULL, 'q'},
     {NULL, 0, NULL, 0},
 };
@@ -283,13 +316,16 @@ static int parse_opt(int c, const char *arg, topo_opts *o)
         return *end == '\0' && o->fabric.oversub >= 1 &&
                o->fabric.oversub <= 64;
     case O_ROCE: o->fabric.roce = 1; return 1;
-    case O_NODES: return parse_uint(arg, 1u << 20, &o->nodes) && o->nodes;
+    case O_NODES: /* 4x the 16,384-node scale runs */
+        return parse_uint(arg, 65536, &o->nodes) && o->nodes;
     case O_PRESET: o->preset = arg; return 1;
     case O_HOST:
         if (!parse_uint(arg, 1u << 24, &v))
             return 0;
         o->host = (int32_t)v;
+        o->host_given = 1;
         return 1;
+    case O_ALL: o->all = 1; return 1;
     case O_TOPO: o->topo = arg; return 1;
     default: return 0;
     }
@@ -305,15 +341,18 @@ static int parse_opts(int argc, char **argv, topo_opts *o)
     o->xml.warn_ud = &o->quiet;
     optind = 1;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:q", long_opts, NULL)) != -1) {
+    int c, li = -1;
+    while ((c = getopt_long(argc, argv, "o:q", long_opts, &li)) != -1) {
         if (c == '?' || c == ':')
             return nsim_cli_usage("topo", "unknown or incomplete option "
                                           "'%s'", argv[optind - 1]);
         if (!parse_opt(c, optarg, o))
-            return nsim_cli_usage("topo", "bad value '%s' for option '%s'",
+            return nsim_cli_usage("topo", "bad value '%s' for option %s%s%s",
                                   optarg ? optarg : "",
-                                  argv[optind - 1]);
+                                  c == 'o' ? "-o" : "--",
+                                  c == 'o' || li < 0 ? "" : long_opts[li].name,
+                                  c == O_NODES ? " (1..65536)" : "");
+        li = -1;
     }
     return NSIM_EXIT_OK;
 }
@@ -337,6 +376,11 @@ static int load_topo(const topo_opts *o, const char *file, nsim_topo **t,
     return nsim_topo_load(file, t, err);
 }
 
+/* topo show prints everything up to this size (a DGX pair), one host
+ * beyond (16 nodes' every GPU pair was 17k lines). */
+#define SHOW_ALL_DEVICES 128u
+#define SHOW_ALL_RANKS 16u
+
 static int act_check_show(int show, const topo_opts *o, const char *file)
 {
     nsim_err err = {0};
@@ -344,13 +388,29 @@ static int act_check_show(int show, const topo_opts *o, const char *file)
     if (load_topo(o, file, &t, &err) != NSIM_OK)
         return nsim_cli_fail(&err);
     int rc = NSIM_OK;
+    if (show && o->host_given && (o->host < 0 ||
+                                  (uint32_t)o->host >= nsim_topo_nhosts(t))) {
+        uint32_t nh = nsim_topo_nhosts(t);
+        nsim_topo_destroy(t);
+        return nsim_cli_usage("topo", "--host %d: the topology has hosts "
+                                      "0..%u", o->host, nh - 1);
+    }
     if (show) {
-        printf("Topology \"%s\": %u ranks on %u host(s)\n\n",
-               nsim_topo_name(t), nsim_topo_nranks(t), nsim_topo_nhosts(t));
+        /* bounded: everything only when small or --all; else one host */
+        int small = nsim_topo_ndevices(t) <= SHOW_ALL_DEVICES &&
+                    nsim_topo_nranks(t) <= SHOW_ALL_RANKS;
+        int32_t scope = o->all || (small && !o->host_given) ? -1 : o->host;
+        printf("Topology \"%s\": %u ranks on %u host(s), %u devices, %u "
+               "links\n\n",
+               nsim_topo_name(t), nsim_topo_nranks(t), nsim_topo_nhosts(t),
+               nsim_topo_ndevices(t), nsim_topo_nlinks(t) / 2);
         show_matrix(t, o->host);
-        show_devices(t);
-        show_links(t);
-        rc = show_routes(t, &err);
+        show_devices(t, scope);
+        show_links(t, scope);
+        rc = show_routes(t, scope, &err);
+        if (scope >= 0 && !o->host_given)
+            printf("\n(host %d only: --host H shows another host, --all "
+                   "every device, link and GPU pair)\n", scope);
     } else {
         printf("%s: ok: \"%s\", %u devices, %u links, %u ranks on %u "
                "host(s)\n",
@@ -384,7 +444,8 @@ static int act_import(topo_opts *o, int n, char **files)
     int ex = rc == NSIM_OK ? save_or_fail(t, comment, o->out, &err)
                            : nsim_cli_fail(&err);
     if (ex == NSIM_EXIT_OK && !o->quiet)
-        printf("%s: %u ranks on %u host(s), %u devices, %u links, %zu NET "
+        fprintf(strcmp(o->out, "-") ? stdout : stderr,
+               "%s: %u ranks on %u host(s), %u devices, %u links, %zu NET "
                "devices\n", o->out, nsim_topo_nranks(t), nsim_topo_nhosts(t),
                nsim_topo_ndevices(t), nsim_topo_nlinks(t) / 2,
                nsim_ncclxml_nnets(x));
@@ -418,7 +479,8 @@ static int act_build(topo_opts *o)
     int ex = o->out ? save_or_fail(t, nsim_preset_comment(p), o->out, &err)
                     : NSIM_EXIT_OK;
     if (ex == NSIM_EXIT_OK && !o->quiet)
-        printf("%s: %u nodes, %u ranks, %u devices, %u links; built in "
+        fprintf(o->out && !strcmp(o->out, "-") ? stderr : stdout,
+               "%s: %u nodes, %u ranks, %u devices, %u links; built in "
                "%.1f ms\n", nsim_topo_name(t), o->nodes, nsim_topo_nranks(t),
                nsim_topo_ndevices(t), nsim_topo_nlinks(t) / 2, ms);
     nsim_topo_destroy(t);
@@ -429,18 +491,21 @@ static int act_dot(const topo_opts *o, const char *file)
 {
     nsim_err err = {0};
     nsim_topo *t = NULL;
+    char *text = NULL;
+    size_t len = 0;
     if (load_topo(o, file, &t, &err) != NSIM_OK)
         return nsim_cli_fail(&err);
-    FILE *f = o->out ? fopen(o->out, "w") : stdout;
-    int rc = f ? write_dot(t, f) : NSIM_EIO;
-    if (f != NULL && f != stdout && fclose(f) != 0)
-        rc = NSIM_EIO;
+    FILE *f = open_memstream(&text, &len);
+    int rc = f ? write_dot(t, f) : NSIM_ENOMEM;
+    if (f != NULL && fclose(f) != 0)
+        rc = NSIM_ENOMEM;
     nsim_topo_destroy(t);
-    if (rc != NSIM_OK) {
-        NSIM_ERR(&err, NSIM_EIO, "%s: cannot write", o->out ? o->out : "-");
-        return nsim_cli_fail(&err);
-    }
-    return NSIM_EXIT_OK;
+    if (rc != NSIM_OK)
+        NSIM_ERR(&err, rc, "topo dot: out of memory");
+    else
+        rc = nsim_write_file_atomic(o->out ? o->out : "-", text, len, &err);
+    free(text);
+    return rc == NSIM_OK ? NSIM_EXIT_OK : nsim_cli_fail(&err);
 }
 
 static void print_chan(const nsim_topo *t, uint32_t c,
@@ -491,6 +556,9 @@ static int act_graph(const topo_opts *o, const char *file)
     return NSIM_EXIT_OK;
 }
 
+static int topo_action(const char *act, topo_opts *o, int nops,
+                       char **ops);
+
 int nsim_cmd_topo(int argc, char **argv)
 {
     topo_opts o;
@@ -502,11 +570,17 @@ int nsim_cmd_topo(int argc, char **argv)
     if (ex != NSIM_EXIT_OK)
         return ex;
     int nops = argc - 1 - optind;
-    char **ops = argv + 1 + optind;
+    nsim_out_begin(); /* -o: written whole or not at all */
+    ex = topo_action(act, &o, nops, argv + 1 + optind);
+    return nsim_cli_outputs_done(ex);
+}
+
+static int topo_action(const char *act, topo_opts *o, int nops, char **ops)
+{
     if (strcmp(act, "import") == 0)
-        return act_import(&o, nops, ops);
+        return act_import(o, nops, ops);
     if (strcmp(act, "build") == 0)
-        return nops == 0 ? act_build(&o)
+        return nops == 0 ? act_build(o)
                          : nsim_cli_usage("topo", "build takes no operand");
     int known = strcmp(act, "check") == 0 || strcmp(act, "show") == 0 ||
                 strcmp(act, "dot") == 0 || strcmp(act, "graph") == 0;
@@ -516,8 +590,8 @@ int nsim_cmd_topo(int argc, char **argv)
     if (nops != 1)
         return nsim_cli_usage("topo", "expected: topo %s FILE", act);
     if (strcmp(act, "dot") == 0)
-        return act_dot(&o, ops[0]);
+        return act_dot(o, ops[0]);
     if (strcmp(act, "graph") == 0)
-        return act_graph(&o, ops[0]);
-    return act_check_show(strcmp(act, "show") == 0, &o, ops[0]);
+        return act_graph(o, ops[0]);
+    return act_check_show(strcmp(act, "show") == 0, o, ops[0]);
 }

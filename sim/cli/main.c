@@ -2,11 +2,13 @@
  *
  * main.c - ncclsim entry point: the subcommand table, help and version.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "sim/core/fileio.h"
 
 #ifndef NSIM_VERSION
 #define NSIM_VERSION "0.1.0"
@@ -19,10 +21,12 @@ const nsim_cmd nsim_cli_commands[] = {
     {"topo", "ACTION FILE...",
      "check, show, import, build, draw or read NCCL graphs of topologies",
      "ncclsim topo check FILE   validate FILE; prints a one-line summary\n"
-     "ncclsim topo show [--host H] FILE\n"
+     "ncclsim topo show [--host H | --all] FILE\n"
      "                          the GPU/NIC matrix of path types (as\n"
      "                          nvidia-smi topo -m), devices, links, and the\n"
-     "                          route between every pair of GPUs\n"
+     "                          route between every pair of GPUs; beyond\n"
+     "                          128 devices or 16 GPUs only host 0's (or\n"
+     "                          --host H's), unless --all\n"
      "ncclsim topo import A.xml [B.xml ...] -o OUT.json [--fabric F]\n"
      "        [--radix K] [--oversubscription R] [--roce] [--bw physical|nccl]\n"
      "        [--gpu-gen G] [--nic-speed BW]\n"
@@ -37,69 +41,212 @@ const nsim_cmd nsim_cli_commands[] = {
      "ncclsim topo dot FILE [-o F]   Graphviz\n"
      "ncclsim topo graph GRAPH.xml --topo T\n"
      "                          what an NCCL graph dump holds, on T\n"
-     "FILE is a JSON topology (\"ncclsim-topology\", README) or NCCL XML\n"
+     "-o - writes to stdout. FILE is a JSON topology (\"ncclsim-topology\",\n"
+     "README) or NCCL XML\n"
      "(docs/topology-import.md).\n",
      nsim_cmd_topo},
     {"run", "SCENARIO [OPTIONS]",
      "simulate a collective over a size range (nccl-tests table)",
      "ncclsim run SCENARIO [OPTIONS]\n"
+     "sizes (K, M, G suffixes: powers of 1024, as nccl-tests):\n"
      "  -b, --minbytes SIZE    smallest size (default: the scenario's)\n"
-     "  -e, --maxbytes SIZE    largest size\n"
-     "  -f, --stepfactor F     multiply the size by F each step\n"
-     "  -i, --stepbytes SIZE   add SIZE each step instead\n"
+     "  -e, --maxbytes SIZE    largest size (at most 1 TiB)\n"
+     "  -f, --stepfactor F     multiply the size by F (> 1) each step\n"
+     "  -i, --stepbytes SIZE   add SIZE (> 0) each step instead\n"
+     "                         (a sweep visits at most 4096 sizes)\n"
+     "the collective:\n"
+     "  --collective NAME      replace the scenario's collective (allgather,\n"
+     "                         ... or all_gather_perf, ...)\n"
+     "  -d, --datatype TYPE    nccl-tests data type (int8, uint8, int32,\n"
+     "                         uint32, int64, uint64, half, float, double,\n"
+     "                         bfloat16, f8e4m3, f8e5m2: fp8 needs sm >= 90)\n"
+     "  -o, --op OP            reduction: sum, prod, max, min, avg\n"
+     "  -r, --root RANK        root of broadcast / reduce\n"
+     "NCCL's knobs (the shell's NCCL_* variables apply too, under the\n"
+     "scenario's \"env\"; a note on stderr says which took effect):\n"
+     "  --algo A               NCCL_ALGO: Ring, Tree, NVLS, NVLSTree, PAT, a\n"
+     "                         list (ring,tree: the tuner picks among them),\n"
+     "                         ^ and a list to exclude, or auto (the tuner,\n"
+     "                         even if the scenario forces one)\n"
+     "  --proto P              NCCL_PROTO: Simple, LL, LL128, a list, ^list\n"
+     "                         or auto\n"
      "  --nchannels N          force N channels (NCCL_MIN/MAX_NCHANNELS)\n"
      "  --qps N                QPs per connection (NCCL_IB_QPS_PER_CONNECTION)\n"
      "  --seed N               random seed\n"
+     "  --params FILE          model constants over the scenario's (a\n"
+     "                         params file, e.g. ncclsim calibrate -o)\n"
+     "  --graph GRAPH.xml      replay NCCL's dumped rings and NICs\n"
+     "                         (NCCL_GRAPH_DUMP_FILE) instead of planning\n"
      "  --max-events N         stop a size that needs more events (default\n"
      "                         2e10; none: no limit)\n"
      "  --max-memory SIZE      stop a size whose state needs more (default\n"
      "                         75% of the memory available; none)\n"
-     "  --json FILE            also write the results as JSON\n"
+     "how:\n"
+     "  --mode simulate|analytic\n"
+     "                         simulate (default), or NCCL's own tuner model\n"
+     "                         (predicted times; none for sendrecv/alltoall)\n"
+     "  --tuning               show each row's algorithm/protocol/channels\n"
+     "                         and NCCL's predicted time\n"
+     "outputs (FILE '-' is stdout; written whole when the run succeeds,\n"
+     "none on failure; an output that is an input is refused):\n"
+     "  --json FILE            the results as JSON\n"
      "  --csv FILE             the rows as CSV\n"
      "  --plot FILE.png        busbw against size with gnuplot (writes\n"
      "                         FILE.png.gp and .dat; PNG if gnuplot is there)\n"
-     "  --trace FILE           Chrome trace (Perfetto) of every thread\n"
-     "                         block's ops for the largest size\n"
-     "  --quiet                print nothing (with --json)\n"
+     "  --trace FILE           Chrome trace (Perfetto) of the largest size:\n"
+     "                         per rank a track per channel's thread block,\n"
+     "                         per NET connection and QP (WRs, CQEs,\n"
+     "                         retransmissions), slots in flight and link\n"
+     "                         busy counters, flow arrows send->receive\n"
+     "  --trace-cap N          at most about N trace events (default 1M):\n"
+     "                         beyond it ops and records are sampled (noted)\n"
+     "  --quiet                print no table (with --json)\n"
      "  --timing               print wall time and events per size (stderr)\n"
      "  --stats                counters of the largest size: connections,\n"
      "                         links, NIC ports, QPs, CQs (also in --json)\n"
-     "  --graph GRAPH.xml      replay NCCL's dumped rings and NICs\n"
-     "                         (NCCL_GRAPH_DUMP_FILE) instead of planning\n"
      "  --debug                an NCCL_DEBUG=INFO-style account of the plan\n"
      "                         and an ibstat-like table of every HCA and QP\n"
-     "  --collective NAME      replace the scenario's collective (allgather,\n"
-     "                         ... or all_gather_perf, ...)\n"
-     "  -d, --datatype TYPE    nccl-tests data type (float, half, ...)\n"
-     "  -o, --op OP            reduction: sum, prod, max, min, avg\n"
-     "  -r, --root RANK        root of broadcast / reduce\n"
-     "  --algo A, --proto P    force NCCL_ALGO (Ring, Tree, NVLS,\n"
-     "                         NVLSTree, PAT) / NCCL_PROTO (Simple, LL,\n"
-     "                         LL128); auto: the\n"
-     "                         tuner's pick, even if the scenario forces one\n"
-     "  -g N                   GPUs per host thread (nccl-tests -g): the\n"
-     "                         thread's N launches per op bound its time\n"
-     "  -t -n -w -m -c -z      nccl-tests flags that do not change a\n"
-     "                         deterministic simulation: noted, ignored\n"
+     "nccl-tests flags:\n"
+     "  -g, --ngpus N          GPUs per host thread: the thread's N launches\n"
+     "                         per op bound its time\n"
+     "  -G, --cudagraph N      ops launched from a CUDA graph: the host's\n"
+     "                         launches leave the critical path\n"
+     "  -C, --report_cputime 1 report the host thread's CPU time per op\n"
+     "  -t -n -w -m -c -z -a -N -p -R\n"
+     "                         (--nthreads --iters --warmup_iters\n"
+     "                         --agg_iters --check --blocking --average\n"
+     "                         --run_cycles --parallel_init\n"
+     "                         --local_register) do not change a\n"
+     "                         deterministic simulation: checked, noted,\n"
+     "                         ignored\n"
      "The scenario's collective may be a nccl-tests binary name\n"
      "(all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
-     "broadcast_perf, reduce_perf, sendrecv_perf, alltoall_perf).\n"
-     "Sizes take K, M, G suffixes (powers of 1024), as nccl-tests.\n",
+     "broadcast_perf, reduce_perf, sendrecv_perf, alltoall_perf).\n",
      nsim_cmd_run},
     {"plan", "SCENARIO [-o FILE]",
      "write the plan (rings, connections, per-rank ops) as JSON",
-     "ncclsim plan SCENARIO [--size SIZE] [-o FILE] [--nchannels N] [--qps N]\n"
-     "  writes the plan for SIZE (default: the scenario's max_bytes)\n"
+     "ncclsim plan SCENARIO [--size SIZE] [-o FILE] [RUN OPTIONS]\n"
+     "  writes the plan for SIZE (default: the scenario's max_bytes) to\n"
+     "  FILE (- or none: stdout); takes run's options (--algo, --proto,\n"
+     "  --nchannels, --qps, ...: ncclsim help run)\n"
      "  --graph GRAPH.xml          use NCCL's dumped rings and NICs\n"
      "  --compare-graph GRAPH.xml  print where the planner's own rings,\n"
      "                             channel count and NICs differ from it\n",
      nsim_cmd_plan},
+    {"sweep", "SCENARIO --set K=V...",
+     "run the cartesian product of knob values (-j N, --mpi, --resume)",
+     "ncclsim sweep SCENARIO --set KNOB=VALUES [--set ...] -o OUT.csv|OUT.json\n"
+     "        [-j N] [--resume] [--mpi] [--quiet] [run's options: -b -e -f ...]\n"
+     "  --set KNOB=VALUES  VALUES: a list 1,2,4,8, a range 2:32:x2 (multiply)\n"
+     "                     or 1:8:+1 (add); KNOB: a scenario field (nchannels,\n"
+     "                     qps_per_connection, buffsize, protocol, algorithm,\n"
+     "                     channel_mode, collective, datatype, op, root, seed,\n"
+     "                     gpus_per_thread), an NCCL_* variable, or a model\n"
+     "                     parameter (ncclsim params)\n"
+     "  -o FILE            results, one row per point and size with every knob\n"
+     "                     (.csv or .json; may be given twice; - : CSV on stdout)\n"
+     "  -j N               N worker processes (output identical whatever N)\n"
+     "  --resume           skip the points already in the (first) output\n"
+     "  --mpi              under mpirun: points split over the ranks, rank 0\n"
+     "                     gathers and writes (built when MPI is found)\n"
+     "  --keep-going, -k   a point that fails is reported and the sweep goes\n"
+     "                     on (the sizes it ran are kept; exit status 1)\n"
+     "  --quiet            no progress bar (shown only when stderr is a tty)\n"
+     "In a sweep -o is the output; the reduction is --op or --set op=...\n",
+     nsim_cmd_sweep},
+    {"plot", "RESULTS... --kind K",
+     "gnuplot pictures of sweeps and comparisons (PNG or SVG)",
+     "ncclsim plot RESULTS... --kind curves|heatmap|compare -o OUT.png|OUT.svg\n"
+     "  --kind curves      busbw against size, one curve per configuration of\n"
+     "                     a sweep (several files are overlaid)\n"
+     "  --kind heatmap     --x KNOB --y KNOB [--size SIZE]: one cell per pair\n"
+     "                     at SIZE (default: the largest size)\n"
+     "  --kind compare     simulated vs measured busbw and the error (%), from\n"
+     "                     ncclsim compare --json\n"
+     "  --where KNOB=V     keep the rows with that knob value (repeatable)\n"
+     "  --metric M         busbw (default), algbw or time\n"
+     "  --title T, --width PX, --height PX\n"
+     "  --script FILE      write the gnuplot script instead of rendering (-: stdout)\n"
+     "RESULTS: the CSV or JSON of ncclsim sweep. The picture is written\n"
+     "atomically (rendered to a temporary name, then renamed).\n",
+     nsim_cmd_plot},
+    {"explain", "SCENARIO -b SIZE",
+     "what bounds one size: links, waits, phases, the tuner's pick",
+     "ncclsim explain SCENARIO -b SIZE [--json FILE] [run's options]\n"
+     "  simulates SIZE (default: the scenario's max_bytes) and names what\n"
+     "  bounds it: the busiest link and NIC port and their utilisation, the\n"
+     "  thread block (channel, rank) that waited longest and on what (a free\n"
+     "  slot: credits; the receiver's CTS; the proxy's CQ poll; PCIe reads\n"
+     "  from host memory; data from upstream), the blocks' copy rate, the\n"
+     "  launch/latency floor, the share of time per phase (launch, fill,\n"
+     "  steady, drain) and what NCCL's tuner would pick instead\n"
+     "  --json FILE   the same figures as JSON (\"ncclsim-explain\")\n",
+     nsim_cmd_explain},
     {"params", "[FILE]", "print every model constant with its source",
      "ncclsim params [FILE]\n  prints the parameter table (with FILE's "
      "overrides applied) as JSON\n",
      nsim_cmd_params},
     {"log", "FILE", "what an NCCL_DEBUG=INFO log or nccl-tests output holds",
      "ncclsim log FILE   rings, trees, transports, NICs and the nccl-tests table\n", nsim_cmd_log},
+    {"measure", "import|show FILE...",
+     "hardware measurements into the ncclsim-measurement schema",
+     "ncclsim measure import FILE... -o M.json [--partial]\n"
+     "        [--collective C] [--ranks N] [--hosts N]\n"
+     "        [--gpus-per-thread N] [--env NCCL_X=V ...]\n"
+     "  reads nccl-tests output (launcher tags, -g, one or both columns),\n"
+     "  NCCL_DEBUG=INFO logs (joined to the tables of the other files),\n"
+     "  vendor markdown busbw tables, perftest output or its markdown\n"
+     "  summaries, and ncclsim-measurement files; writes one file\n"
+     "  (README \"Measurements\")\n"
+     "  --partial       drop rows cut short instead of failing\n"
+     "  --collective, --ranks, --hosts, --gpus-per-thread (-g), --env\n"
+     "                  what a file does not say (a differing value is\n"
+     "                  an error)\n"
+     "ncclsim measure show FILE...   the series, as import reads them\n",
+     nsim_cmd_measure},
+    {"compare", "SCENARIO MEASURED...",
+     "the scenario at measured sizes and knobs against the measurement",
+     "ncclsim compare SCENARIO MEASURED... [run's options] [--plot F.png]\n"
+     "        [--json F] [--in-place|--out-of-place] [--max-size SIZE]\n"
+     "  MEASURED: anything measure import reads (nccl-tests output, INFO\n"
+     "  logs, vendor tables, ncclsim-measurement files). Runs the scenario\n"
+     "  at each measured size with the measured data type, reduction, -g\n"
+     "  and NCCL_* settings (where the scenario or options do not fix the\n"
+     "  algorithm, protocol or channels); prints measured and simulated\n"
+     "  time and busbw, the error (simulated busbw / measured - 1), what\n"
+     "  ncclsim ran and what the log says NCCL ran; a summary (median\n"
+     "  |error| >= 1 MiB and < 1 MiB, bias = median signed error).\n"
+     "  A measurement of another collective, rank or host count is refused.\n"
+     "  --plot F.png   both busbw curves and the error (gnuplot)\n"
+     "  --json F       the rows and summaries (\"ncclsim-compare\")\n"
+     "  --in-place     compare the in-place column (default: out-of-place\n"
+     "                 where measured)\n"
+     "  --max-size S   leave out larger sizes\n",
+     nsim_cmd_compare},
+    {"calibrate", "SCENARIO MEASURED... -o P",
+     "fit model constants to measurements (GSL nonlinear least squares)",
+     "ncclsim calibrate SCENARIO MEASURED... -o PARAMS.json [--fit p1,p2]\n"
+     "        [--sizes N] [--max-size S] [--max-iter N] [run's options]\n"
+     "  fits, in log-time space over the simulator itself (trust region,\n"
+     "  finite-difference Jacobian from re-runs, cached), the constants of\n"
+     "  models/params.c that the measurements pin: step and launch\n"
+     "  latencies, proxy and HCA costs, per-block copy rate, NVLS, NVLink,\n"
+     "  PCIe and HCA read efficiency, CTS cost. Prints each fitted value\n"
+     "  with its 95% interval and the value it replaces, the error before\n"
+     "  and after; names what the data leave unidentified and which\n"
+     "  measurement would pin it (an error for constants named in --fit).\n"
+     "  The scenario describes the machine and its knobs: each measurement\n"
+     "  that names its collective is run with it (fit on AllReduce,\n"
+     "  predict AllGather).\n"
+     "  -o FILE       the params file (run --params FILE, scenario params)\n"
+     "  --fit LIST    only these constants\n"
+     "  --try LIST    only these candidates; those the data leave\n"
+     "                unidentified are noted, not refused\n"
+     "  --sizes N     sizes per measurement (default 6, log-spread)\n"
+     "  --max-size S  leave out larger sizes (default 1 GiB)\n"
+     "  --max-iter N  trust-region iterations (default 40)\n"
+     "  --timing      the wall time on stderr\n",
+     nsim_cmd_calibrate},
     {"version", "", "print the version", "ncclsim version\n", cmd_version},
     {"help", "[COMMAND]", "general help, or help on one command",
      "ncclsim help [COMMAND]\n", cmd_help},
@@ -166,8 +313,24 @@ int nsim_cli_usage(const char *cmd, const char *fmt, ...)
     return NSIM_EXIT_USAGE;
 }
 
+int nsim_cli_outputs_done(int ex)
+{
+    nsim_err err = {0};
+    if (ex == NSIM_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+        NSIM_ERR(&err, NSIM_EIO, "stdout: cannot write: %s", strerror(errno));
+        ex = nsim_cli_fail(&err); /* the table is lost: no outputs either */
+    }
+    if (ex != NSIM_EXIT_OK) {
+        nsim_out_abort();
+        return ex;
+    }
+    return nsim_out_commit(&err) == NSIM_OK ? NSIM_EXIT_OK
+                                            : nsim_cli_fail(&err);
+}
+
 int main(int argc, char **argv)
 {
+    nsim_out_install_signals(); /* no temporary file outlives a ^C */
     if (argc < 2) {
         print_usage(stderr);
         return NSIM_EXIT_USAGE;
@@ -182,5 +345,12 @@ int main(int argc, char **argv)
         print_usage(stderr);
         return NSIM_EXIT_USAGE;
     }
-    return c->run(argc - 1, argv + 1);
+    int ex = c->run(argc - 1, argv + 1);
+    /* what was printed must have reached stdout (> /dev/full: exit 1) */
+    if (ex == NSIM_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "ncclsim: stdout: cannot write: %s\n",
+                strerror(errno));
+        return NSIM_EXIT_ERR;
+    }
+    return ex;
 }

@@ -4,15 +4,63 @@
  */
 #include "jread.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "units.h"
+
+/* Finds a key given twice in one object (the first would win silently);
+ * writes its path ("devices[3].name") to where. Sorting keeps a large
+ * object O(n log n). */
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int find_duplicate(const cJSON *node, char *path, size_t cap,
+                          size_t plen, int depth)
+{
+    if (depth > 512) /* cJSON's own nesting limit is lower */
+        return 0;
+    if (cJSON_IsObject(node)) {
+        size_t n = 0, i = 0;
+        for (const cJSON *it = node->child; it != NULL; it = it->next)
+            n++;
+        if (n > 1) {
+            const char **keys = malloc(n * sizeof *keys);
+            if (keys == NULL)
+                return 0;
+            for (const cJSON *it = node->child; it != NULL; it = it->next)
+                keys[i++] = it->string;
+            qsort(keys, n, sizeof *keys, cmp_key);
+            for (i = 1; i < n; i++)
+                if (strcmp(keys[i - 1], keys[i]) == 0) {
+                    snprintf(path + plen, cap - plen, "%s%s",
+                             plen ? "." : "", keys[i]);
+                    free(keys);
+                    return 1;
+                }
+            free(keys);
+        }
+    }
+    size_t idx = 0;
+    for (const cJSON *it = node->child; it != NULL; it = it->next, idx++) {
+        if (!cJSON_IsObject(it) && !cJSON_IsArray(it))
+            continue;
+        int w = cJSON_IsObject(node)
+                    ? snprintf(path + plen, cap - plen, "%s%s",
+                               plen ? "." : "", it->string)
+                    : snprintf(path + plen, cap - plen, "[%zu]", idx);
+        size_t np = w < 0 || (size_t)w >= cap - plen ? cap - 1 : plen + (size_t)w;
+        if (find_duplicate(it, path, cap, np, depth + 1))
+            return 1;
+        path[plen] = '\0';
+    }
+    return 0;
+}
 
 int nsim_json_parse(const char *text, size_t len, const char *source,
                     cJSON **root, nsim_err *err)
@@ -50,39 +98,14 @@ int nsim_json_parse(const char *text, size_t len, const char *source,
                         line, col,
                         off >= len ? " (truncated?)" : "");
     }
+    char where[512] = "";
+    if (find_duplicate(j, where, sizeof where, 0, 0)) {
+        cJSON_Delete(j);
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: %s: duplicate key (given twice in one object)",
+                        source, where);
+    }
     *root = j;
-    return NSIM_OK;
-}
-
-int nsim_read_file(const char *path, char **text, size_t *len,
-                   nsim_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NSIM_ERR(err, NSIM_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *nb = cap < (1u << 30) ? realloc(buf, cap * 2 + 1) : NULL;
-        if (nb == NULL)
-            free(buf);
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (buf == NULL || bad) {
-        free(buf);
-        return NSIM_ERR(err, buf ? NSIM_EIO : NSIM_ENOMEM,
-                        "%s: cannot read (read error, or over 1 GiB)", path);
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
     return NSIM_OK;
 }
 
@@ -270,29 +293,5 @@ int nsim_jcheck_header(const nsim_jctx *c, const cJSON *root,
         return nsim_jfail(c, "", "version",
                           "this ncclsim reads version %lld, got %lld",
                           (long long)version, (long long)ver);
-    return NSIM_OK;
-}
-
-int nsim_write_file_atomic(const char *path, const char *text, size_t len,
-                           nsim_err *err)
-{
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path,
-                         (long)getpid()) >= sizeof tmp)
-        return NSIM_ERR(err, NSIM_EINVAL, "%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (f == NULL)
-        return NSIM_ERR(err, NSIM_EIO, "%s: cannot write: %s", path,
-                        strerror(errno));
-    size_t n = fwrite(text, 1, len, f);
-    int bad = n != len || ferror(f);
-    if (fclose(f) != 0)
-        bad = 1;
-    if (bad || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return NSIM_ERR(err, NSIM_EIO, "%s: cannot write: %s", path,
-                        strerror(e));
-    }
     return NSIM_OK;
 }

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "fileio.h" /* nsim_read_file, nsim_write_file_atomic */
 #include "sim.h"
 
 typedef struct nsim_jctx {
@@ -70,14 +71,5 @@ NSIM_NODISCARD int nsim_jcheck_header(const nsim_jctx *c, const cJSON *root,
 /* Formats an error at path.key. */
 int nsim_jfail(const nsim_jctx *c, const char *path, const char *key,
                const char *fmt, ...) NSIM_PRINTF(4, 5);
-
-/* Reads a whole file (at most 1 GiB) into a NUL-terminated buffer the
- * caller frees; errors name the file. */
-NSIM_NODISCARD int nsim_read_file(const char *path, char **text, size_t *len,
-                                  nsim_err *err);
-
-/* Writes text to path atomically: path.tmp.PID, fsync-free rename. */
-NSIM_NODISCARD int nsim_write_file_atomic(const char *path, const char *text,
-                                          size_t len, nsim_err *err);
 
 #endif

@@ -88,6 +88,10 @@ int nsim_units_parse_bw(const char *s, double *bytes_per_s, const char **why)
         *why = "bandwidth must be > 0";
         return NSIM_EINVAL;
     }
+    if (!(v >= NSIM_BW_MIN_BYTES) || !(v <= NSIM_BW_MAX_BYTES)) {
+        *why = "bandwidth must be from 1 Mb/s to 1 PB/s";
+        return NSIM_EINVAL;
+    }
     *bytes_per_s = v;
     return NSIM_OK;
 }

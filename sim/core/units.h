@@ -9,6 +9,12 @@
 #ifndef NSIM_CORE_UNITS_H
 #define NSIM_CORE_UNITS_H
 
+/* The bandwidths a model takes: a physical floor (1 Mb/s; below it a
+ * link would be modelled as infinitely fast or run out of memory) and a
+ * ceiling above any link or memory (1 PB/s). */
+#define NSIM_BW_MIN_BYTES 125e3
+#define NSIM_BW_MAX_BYTES 1e15
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -11,6 +11,7 @@
 #include <malloc.h>
 
 #include "models/fabric.h"
+#include "models/tracelog.h"
 #include "models/transport.h"
 #include "sim/core/hugemem.h"
 #include "sim/core/units.h"
@@ -27,6 +28,9 @@ typedef struct lane_rt {
     double sm_bw;
     nsim_time waiting_since; /* blocked on a send slot since */
     nsim_time op_start;      /* when the current op started */
+    nsim_time idle_since;    /* idle (between ops) since */
+    nsim_time pending_send_wait; /* of that idle time, waiting for a slot */
+    nsim_lane_stats st;
 } lane_rt;
 
 typedef struct conn_rt {
@@ -54,6 +58,12 @@ typedef struct exec {
     nsim_time launch_ps;
     void *shared[3]; /* per transport: P2P, NET, NVLS */
     int inited[3];
+    nsim_tlog *tlog;        /* want_trace: the models' records */
+    uint32_t *net_links;    /* want_trace: network links sampled */
+    nsim_time *link_busy;   /* their busy time at the last sample */
+    uint32_t nnet_links;
+    uint64_t nsamples;
+    nsim_time sample_ps;
 } exec;
 
 static const nsim_transport_ops *const transports[3] = {
@@ -83,6 +93,9 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     uint32_t k0, k1;
     op_conns(l, op, l->nrecv, &k0, &k1);
     l->busy = 0;
+    l->st.busy_ps += nsim_sim_now(sim) - l->op_start;
+    l->st.last_end_ps = nsim_sim_now(sim);
+    l->idle_since = nsim_sim_now(sim);
     if (ex->spans != NULL)
         ex->spans[ex->nspans++] = (nsim_op_span){li, l->op, l->op_start,
                                                  nsim_sim_now(sim)};
@@ -127,7 +140,10 @@ static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
         }
         conn_rt *c = &ex->conns[l->send[k0]];
         if (l->waiting_since != NSIM_TIME_MAX) {
-            c->st.blocked_credit_ps += nsim_sim_now(ex->sim) - l->waiting_since;
+            nsim_time w = nsim_sim_now(ex->sim) - l->waiting_since;
+            c->st.blocked_credit_ps += w;
+            l->st.wait_send_ps += w;
+            l->pending_send_wait += w;
             l->waiting_since = NSIM_TIME_MAX;
         }
     }
@@ -152,6 +168,11 @@ static void lane_try(exec *ex, uint32_t li)
         for (uint32_t k = k0; k < k1; k++) {
             conn_rt *c = &ex->conns[l->send[k]];
             c->sent++;
+            if (ex->tlog != NULL)
+                nsim_tlog_add(ex->tlog, &(nsim_trec){
+                    .t = nsim_sim_now(ex->sim), .slice = c->sent,
+                    .val = c->sent - c->credits, .conn = l->send[k],
+                    .kind = NSIM_TR_CREDIT});
             c->st.slices++;
             c->st.bytes += op->bytes;
             if (c->ops->send(c->state, l->sm_server,
@@ -167,6 +188,17 @@ static void lane_try(exec *ex, uint32_t li)
     }
     l->busy = 1;
     l->op_start = nsim_sim_now(ex->sim);
+    /* the idle time before this op that was not a wait for a slot was
+     * a wait for the slice to arrive (or, before the first op, the
+     * launch) */
+    if (l->op == 0)
+        l->st.first_start_ps = l->op_start;
+    if (l->idle_since != NSIM_TIME_MAX) {
+        nsim_time idle = l->op_start - l->idle_since;
+        l->st.wait_recv_ps += idle > l->pending_send_wait
+                                  ? idle - l->pending_send_wait : 0;
+    }
+    l->pending_send_wait = 0;
     if (nsim_sim_schedule_at(ex->sim, done, on_lane_done, ex, 0, li, NULL))
         nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
 }
@@ -198,6 +230,11 @@ static void cb_credit(void *vex, uint32_t conn)
     exec *ex = vex;
     conn_rt *c = &ex->conns[conn];
     c->credits++;
+    if (ex->tlog != NULL)
+        nsim_tlog_add(ex->tlog, &(nsim_trec){
+            .t = nsim_sim_now(ex->sim), .slice = c->credits,
+            .val = c->sent - c->credits, .conn = conn,
+            .kind = NSIM_TR_CREDIT});
     lane_try(ex, c->send_lane);
 }
 
@@ -222,6 +259,8 @@ static void on_start(nsim_sim *sim, nsim_event *ev)
     (void)sim;
     memset(ex->started, 1, ex->plan->nranks);
     for (uint32_t i = 0; i < ex->nlanes; i++)
+        ex->lanes[i].idle_since = nsim_sim_now(sim);
+    for (uint32_t i = 0; i < ex->nlanes; i++)
         lane_try(ex, i);
 }
 
@@ -234,6 +273,49 @@ static int schedule_launches(exec *ex, const nsim_params *params,
     if (ex->started == NULL ||
         nsim_sim_schedule(ex->sim, params->kernel_launch_ps, on_start, ex, 0,
                           0, NULL) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+    return NSIM_OK;
+}
+
+/* want_trace: every sample_ps, each network link's busy fraction since
+ * the last sample (the trace's link and NIC port counters). */
+static void on_sample(nsim_sim *sim, nsim_event *ev)
+{
+    exec *ex = ev->target;
+    ex->nsamples++;
+    for (uint32_t i = 0; i < ex->nnet_links; i++) {
+        nsim_time b = nsim_fabric_stats(ex->fab, ex->net_links[i]).busy_ps;
+        nsim_time d = b - ex->link_busy[i];
+        uint64_t pm = d >= ex->sample_ps ? 1000 : d * 1000 / ex->sample_ps;
+        ex->link_busy[i] = b;
+        nsim_tlog_add(ex->tlog, &(nsim_trec){.t = nsim_sim_now(sim),
+                                             .slice = ex->nsamples, .val = pm,
+                                             .conn = ex->net_links[i],
+                                             .kind = NSIM_TR_LINK});
+    }
+    if (ex->lanes_left > 0 &&
+        nsim_sim_schedule(sim, ex->sample_ps, on_sample, ex, 0, 0, NULL))
+        nsim_sim_fail(sim, NSIM_ENOMEM, "executor: out of memory");
+}
+
+static int start_trace(exec *ex, nsim_topo *topo, const nsim_exec_opts *o,
+                       nsim_err *err)
+{
+    uint32_t n = nsim_topo_nlinks(topo);
+    if (nsim_tlog_create(o->trace_cap, &ex->tlog) != NSIM_OK ||
+        (ex->net_links = malloc((n ? n : 1) * sizeof *ex->net_links)) == NULL ||
+        (ex->link_busy = calloc(n ? n : 1, sizeof *ex->link_busy)) == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory for the "
+                                          "trace");
+    for (uint32_t i = 0; i < n; i++) {
+        nsim_link_type ty = nsim_topo_link(topo, i)->type;
+        if (ty == NSIM_LINK_IB || ty == NSIM_LINK_ROCE || ty == NSIM_LINK_ETH)
+            ex->net_links[ex->nnet_links++] = i;
+    }
+    ex->env.tlog = ex->tlog;
+    ex->sample_ps = 1000000; /* 1 us */
+    if (ex->nnet_links > 0 &&
+        nsim_sim_schedule(ex->sim, ex->sample_ps, on_sample, ex, 0, 0, NULL))
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     return NSIM_OK;
 }
@@ -321,6 +403,7 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
         l->pl = &p->lanes[i];
         l->sm_bw = nsim_params_sm_stream_bw(params, g->gen);
         l->waiting_since = NSIM_TIME_MAX;
+        l->idle_since = NSIM_TIME_MAX;
         lane_conns(l);
         if (l->pl->shares_sm && i > 0)
             l->sm_server = ex->lanes[i - 1].sm_server;
@@ -361,6 +444,9 @@ static void teardown(exec *ex)
     free(ex->lanes);
     free(ex->started);
     free(ex->spans);
+    nsim_tlog_destroy(ex->tlog);
+    free(ex->net_links);
+    free(ex->link_busy);
     nsim_fabric_destroy(ex->fab);
     nsim_sim_destroy(ex->sim);
 }
@@ -399,6 +485,9 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     res->spans = ex->spans; /* handed over (NULL without want_trace) */
     res->nspans = ex->nspans;
     ex->spans = NULL;
+    res->tlog = ex->tlog;
+    res->link_sample_ps = ex->sample_ps;
+    ex->tlog = NULL;
     for (uint32_t i = 0; i < p->nconns; i++)
         res->bytes_moved += ex->conns[i].st.bytes;
     if (!opts->want_stats)
@@ -407,8 +496,20 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     res->conns = malloc(p->nconns * sizeof *res->conns);
     if (res->conns == NULL || collect_links(ex, topo, res) != NSIM_OK)
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
-    for (uint32_t i = 0; i < p->nconns; i++)
-        res->conns[i] = ex->conns[i].st;
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const conn_rt *c = &ex->conns[i];
+        res->conns[i] = c->st;
+        if (c->ops->conn_counters != NULL) {
+            res->conns[i].has_xport = 1;
+            c->ops->conn_counters(c->state, &res->conns[i].xport);
+        }
+    }
+    res->nlanes = ex->nlanes;
+    res->lanes = malloc((ex->nlanes ? ex->nlanes : 1) * sizeof *res->lanes);
+    if (res->lanes == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+    for (uint32_t i = 0; i < ex->nlanes; i++)
+        res->lanes[i] = ex->lanes[i].st;
     for (int k = 0; k < 3; k++)
         if (ex->inited[k] && transports[k]->report != NULL &&
             transports[k]->report(ex->shared[k], &res->xport) != NSIM_OK)
@@ -655,6 +756,8 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
     ex.launch_ps = params->kernel_launch_ps;
     if (rc == NSIM_OK && opts->want_trace)
         rc = alloc_spans(&ex, err);
+    if (rc == NSIM_OK && opts->want_trace)
+        rc = start_trace(&ex, topo, opts, err);
     if (rc == NSIM_OK)
         rc = schedule_launches(&ex, params, err);
     if (rc == NSIM_OK && (rc = nsim_sim_run(ex.sim, NSIM_TIME_MAX)) != NSIM_OK)
@@ -689,6 +792,10 @@ void nsim_exec_result_free(nsim_exec_result *res)
     free(res->links);
     free(res->spans);
     res->spans = NULL;
+    free(res->lanes);
+    res->lanes = NULL;
+    nsim_tlog_destroy(res->tlog);
+    res->tlog = NULL;
     nsim_xport_stats_free(&res->xport);
     res->conns = NULL;
     res->links = NULL;

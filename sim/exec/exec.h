@@ -27,6 +27,8 @@ typedef struct nsim_conn_stats {
     uint64_t slices, bytes;       /* handed to the transport */
     uint64_t recv_slices, recv_bytes; /* consumed by the receiver */
     nsim_time blocked_credit_ps; /* sender waited for a free slot */
+    int has_xport;                  /* the transport counts too (NET) */
+    nsim_xport_conn_counters xport; /* its own count of what it carried */
 } nsim_conn_stats;
 
 typedef struct nsim_link_record {
@@ -34,6 +36,14 @@ typedef struct nsim_link_record {
     uint64_t bytes, wire_bytes, pieces;
     nsim_time busy_ps;
 } nsim_link_record;
+
+/* Where one thread block (lane) spent the run: streaming slices, waiting
+ * for a slice to arrive on its receive connection, waiting for a free
+ * slot on its send connection (with want_stats). */
+typedef struct nsim_lane_stats {
+    nsim_time busy_ps, wait_recv_ps, wait_send_ps;
+    nsim_time first_start_ps, last_end_ps;
+} nsim_lane_stats;
 
 /* One op of one thread block, for the timeline trace. */
 typedef struct nsim_op_span {
@@ -55,9 +65,14 @@ typedef struct nsim_exec_result {
     uint32_t nlinks;
     nsim_link_record *links; /* topology links that carried traffic */
     nsim_xport_stats xport;  /* QPs, CQs, NIC ports */
-    /* with want_trace: every op's span, in completion order */
+    nsim_lane_stats *lanes;  /* per plan lane (with want_stats) */
+    uint32_t nlanes;
+    /* with want_trace: every op's span, in completion order, and the
+     * models' records (QPs, credits, links; tracelog.h) */
     nsim_op_span *spans;
     uint64_t nspans;
+    struct nsim_tlog *tlog;
+    nsim_time link_sample_ps; /* interval of the link samples */
 } nsim_exec_result;
 
 typedef struct nsim_exec_opts {
@@ -70,6 +85,7 @@ typedef struct nsim_exec_opts {
      * ops back to back, so an op takes at least that long */
     uint32_t gpus_per_thread;
     int want_trace; /* record every op's start and end */
+    size_t trace_cap; /* with want_trace: records kept (0: default) */
     /* Budgets: 0 takes the machine's default (nsim_exec_default_budget),
      * UINT64_MAX none. A run estimated to need more stops before it
      * starts, one that gets there while running stops then; both fail

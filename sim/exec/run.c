@@ -17,7 +17,8 @@ int nsim_run_request(const nsim_scenario *s, uint64_t bytes,
     uint32_t off = (s->pat_enable == 0 ? 1u << NSIM_ALGO_PAT : 0) |
                    (s->nvls_enable == 0 ? 1u << NSIM_ALGO_NVLS |
                                               1u << NSIM_ALGO_NVLSTREE
-                                        : 0);
+                                        : 0) |
+                   s->algo_off | s->proto_off << 16;
     int rc = nsim_tune_pick_without(s->topo, s->coll, bytes, s->algo_set,
                                     s->proto_set, off, &req->algo,
                                     &req->proto, pred_us, err);
@@ -52,8 +53,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     nsim_fault_plan fp;
     NSIM_TRY(nsim_scenario_fault_plan(s, s->nchannels, &fp, err));
     nsim_exec_opts eo = {s->seed, o->keep, &s->net, &fp, s->gpus_per_thread,
-                         o->keep && o->want_trace, s->max_events,
-                         s->max_memory};
+                         o->keep && o->want_trace, o->trace_cap,
+                         s->max_events, s->max_memory};
     int rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
@@ -64,7 +65,13 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         return NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
                         (unsigned long long)bytes, msg);
     }
-    fill_row(s, bytes, (double)res.time_ps / 1e6, plan->nchannels, row);
+    /* nccl-tests times an op as the longer of the GPUs' and the host
+     * thread's launches (exec.h); -G takes the launches off the path,
+     * -C 1 reports the host's side alone */
+    nsim_time t = o->cputime     ? res.host_ps
+                  : o->cudagraph ? res.gpu_ps
+                                 : res.time_ps;
+    fill_row(s, bytes, (double)t / 1e6, plan->nchannels, row);
     row->events = res.events;
     req->proto = plan->req.proto; /* the planner's for p2p */
     if (o->keep && kept_plan != NULL && kept_res != NULL) {
@@ -90,8 +97,14 @@ int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         if (pred < 0)
             return NSIM_ERR(err, NSIM_ENOTSUP,
                             "%s: --mode analytic: NCCL's tuner has no "
-                            "model for %s", s->source, nsim_coll_name(s->coll));
-        fill_row(s, bytes, pred, req.nchannels, row);
+                            "model for %s (point-to-point: NCCL predicts "
+                            "no time for it); use --mode simulate",
+                            s->source, nsim_coll_name(s->coll));
+        uint32_t nch = req.nchannels;
+        if (nch == 0 && (req.algo == NSIM_ALGO_NVLS ||
+                         req.algo == NSIM_ALGO_NVLSTREE))
+            nch = nsim_plan_req_nvls_channels(s->topo, &req);
+        fill_row(s, bytes, pred, nch, row);
     } else {
         NSIM_TRY(simulate(s, o, bytes, &req, row, kept_plan, kept_res, err));
     }
@@ -134,6 +147,13 @@ int nsim_run_sizes(const nsim_scenario *s, uint64_t **out, size_t *n,
         size = next;
         if (bytes == 0 || (cnt > 0 && bytes == v[cnt - 1]))
             continue; /* below 16 B per rank, or the same size again */
+        if (cnt == NSIM_SCENARIO_MAX_SIZES) {
+            free(v);
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: sizes: the sweep visits over %u sizes; use "
+                            "a larger step (-f, -i) or a smaller range",
+                            s->source, NSIM_SCENARIO_MAX_SIZES);
+        }
         if (cnt == cap) {
             cap = cap ? 2 * cap : 64;
             uint64_t *g = realloc(v, cap * sizeof *g);

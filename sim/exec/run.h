@@ -37,6 +37,10 @@ typedef struct nsim_run_opts {
     int analytic;   /* NCCL's tuner model instead of the simulation */
     int keep;       /* hand the plan and the result (with stats) back */
     int want_trace; /* with keep: every op's span */
+    int cudagraph;  /* nccl-tests -G: ops launched from a CUDA graph, so
+                     * the host thread's launches are off the path */
+    int cputime;    /* nccl-tests -C 1: the host thread's CPU time per op */
+    size_t trace_cap; /* with want_trace: model records kept (0: default) */
 } nsim_run_opts;
 
 /* The plan request for one size (bytes per rank as the planner takes

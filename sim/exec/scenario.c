@@ -7,6 +7,7 @@
 #include "sim/topo/nccl_graph.h"
 
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,9 +109,171 @@ static int parse_chunk_text(const char *text, uint64_t *out, const char **why)
     return NSIM_OK;
 }
 
+const char *const nsim_scenario_env_names[] = {
+    "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS", "NCCL_MAX_NCHANNELS",
+    "NCCL_MAX_NRINGS", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_BUFFSIZE",
+    "NCCL_PROTO", "NCCL_ALGO", "NCCL_NCHANNELS_PER_NET_PEER",
+    "NCCL_CROSS_NIC", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_ADAPTIVE_ROUTING",
+    "NCCL_IB_AR_THRESHOLD", "NCCL_PAT_ENABLE", "NCCL_NVLS_ENABLE",
+    "NCCL_NVLS_NCHANNELS", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE",
+    "NCCL_NET_SHARED_COMMS", NULL};
+
+static int env_index(const char *key)
+{
+    for (int i = 0; nsim_scenario_env_names[i] != NULL; i++)
+        if (strcmp(nsim_scenario_env_names[i], key) == 0)
+            return i;
+    return -1;
+}
+
+static void mark_env(nsim_scenario *s, const char *key)
+{
+    int i = env_index(key);
+    if (i >= 0)
+        s->env_set |= 1u << i;
+}
+
+/* A list in NCCL's syntax over n names: *allowed gets the bits. */
+static int parse_choice_list(const char *v, int (*parse1)(const char *, int *),
+                             uint32_t n, uint32_t *allowed, char *bad,
+                             size_t badcap)
+{
+    int exclude = v[0] == '^';
+    uint32_t m = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", v + exclude);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        size_t l = strlen(tok);
+        while (l > 0 && tok[l - 1] == ' ')
+            tok[--l] = '\0';
+        int i = -1;
+        if (parse1(tok, &i) != NSIM_OK) {
+            snprintf(bad, badcap, "%s", tok);
+            return NSIM_EINVAL;
+        }
+        if (i >= 0) /* -1: a name NCCL knows that is never available */
+            m |= 1u << i;
+    }
+    uint32_t all = (1u << n) - 1;
+    *allowed = exclude ? all & ~m : m;
+    return NSIM_OK;
+}
+
+static int parse_algo1(const char *t, int *i)
+{
+    nsim_algo a;
+    if (strcasecmp(t, "CollnetDirect") == 0 ||
+        strcasecmp(t, "CollnetChain") == 0) {
+        *i = -1; /* no CollNet (SHARP) network is modelled */
+        return NSIM_OK;
+    }
+    if (nsim_algo_parse(t, &a) != NSIM_OK)
+        return NSIM_EINVAL;
+    *i = (int)a;
+    return NSIM_OK;
+}
+
+static int parse_proto1(const char *t, int *i)
+{
+    nsim_proto p;
+    if (nsim_proto_parse(t, &p) != NSIM_OK)
+        return NSIM_EINVAL;
+    *i = (int)p;
+    return NSIM_OK;
+}
+
+static int popcount32(uint32_t v)
+{
+    int n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
+static int lowest_bit(uint32_t v)
+{
+    int i = 0;
+    while (!(v >> i & 1u))
+        i++;
+    return i;
+}
+
+int nsim_scenario_set_algo(nsim_scenario *s, const char *v, const char *what,
+                           nsim_err *err)
+{
+    uint32_t allowed = 0;
+    char bad[64] = "";
+    if (parse_choice_list(v, parse_algo1, NSIM_ALGO__COUNT, &allowed, bad,
+                          sizeof bad) != NSIM_OK || allowed == 0)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: algorithm: expected Ring, Tree, NVLS, NVLSTree "
+                        "or PAT, a comma list of them, or ^ and the ones to "
+                        "exclude (as NCCL_ALGO), got \"%s\"%s%s%s",
+                        what, v, bad[0] ? " (\"" : " (none left)",
+                        bad[0] ? bad : "", bad[0] ? "\")" : "");
+    s->algo_off = 0;
+    s->algo_list[0] = '\0';
+    s->algo_set = popcount32(allowed) == 1;
+    if (s->algo_set) {
+        s->algo = (nsim_algo)lowest_bit(allowed);
+    } else {
+        s->algo_off = ((1u << NSIM_ALGO__COUNT) - 1) & ~allowed;
+        snprintf(s->algo_list, sizeof s->algo_list, "%s", v);
+        snprintf(s->algo_desc, sizeof s->algo_desc,
+                 "auto (NCCL's tuner) of NCCL_ALGO=%s", v);
+    }
+    return NSIM_OK;
+}
+
+int nsim_scenario_set_proto(nsim_scenario *s, const char *v, const char *what,
+                            nsim_err *err)
+{
+    uint32_t allowed = 0;
+    char bad[64] = "";
+    if (parse_choice_list(v, parse_proto1, NSIM_PROTO__COUNT, &allowed, bad,
+                          sizeof bad) != NSIM_OK || allowed == 0)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: protocol: expected Simple, LL or LL128, a comma "
+                        "list of them, or ^ and the ones to exclude (as "
+                        "NCCL_PROTO), got \"%s\"%s%s%s",
+                        what, v, bad[0] ? " (\"" : " (none left)",
+                        bad[0] ? bad : "", bad[0] ? "\")" : "");
+    s->proto_off = 0;
+    s->proto_list[0] = '\0';
+    s->proto_set = popcount32(allowed) == 1;
+    if (s->proto_set) {
+        s->proto = (nsim_proto)lowest_bit(allowed);
+    } else {
+        s->proto_off = ((1u << NSIM_PROTO__COUNT) - 1) & ~allowed;
+        snprintf(s->proto_list, sizeof s->proto_list, "%s", v);
+        snprintf(s->proto_desc, sizeof s->proto_desc,
+                 "auto (NCCL's tuner) of NCCL_PROTO=%s", v);
+    }
+    return NSIM_OK;
+}
+
+int nsim_scenario_check_dtype(const nsim_scenario *s, nsim_err *err)
+{
+    if (strncmp(s->dtype, "f8", 2) != 0)
+        return NSIM_OK;
+    for (uint32_t r = 0; r < nsim_topo_nranks(s->topo); r++) {
+        const nsim_device *d =
+            nsim_topo_device(s->topo, nsim_topo_rank_device(s->topo, r));
+        if (d->sm < 90)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "%s: datatype: %s needs sm >= 90 GPUs (NCCL "
+                            "has fp8 from Hopper); rank %u is sm%u",
+                            s->source, s->dtype, r, d->sm);
+    }
+    return NSIM_OK;
+}
+
 /* NCCL's variables for the knobs (nccl-internals 9). */
-static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
-                         const char *key, const char *v)
+int nsim_scenario_set_env(nsim_scenario *s, const char *key, const char *v,
+                          const char *what, nsim_err *err)
 {
     const char *why = NULL;
     int rc = NSIM_OK;
@@ -122,14 +285,19 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
         rc = parse_u32_text(v, 1, NSIM_MAX_CHANNELS, &s->max_channels);
     else if (strcmp(key, "NCCL_IB_QPS_PER_CONNECTION") == 0)
         rc = parse_u32_text(v, 1, 128, &s->qps_per_conn);
-    else if (strcmp(key, "NCCL_BUFFSIZE") == 0)
+    else if (strcmp(key, "NCCL_BUFFSIZE") == 0) {
         rc = nsim_units_parse_size(v, &s->buffsize, &why);
-    else if (strcmp(key, "NCCL_PROTO") == 0) {
-        rc = nsim_proto_parse(v, &s->proto);
-        s->proto_set = 1;
-    } else if (strcmp(key, "NCCL_ALGO") == 0) {
-        rc = nsim_algo_parse(v, &s->algo);
-        s->algo_set = 1;
+        if (rc == NSIM_OK && (s->buffsize < 4096 || s->buffsize % 4096 ||
+                              s->buffsize > (1ull << 30))) {
+            why = "expected a multiple of 4096 bytes from 4 KiB to 1 GiB";
+            rc = NSIM_EINVAL;
+        }
+    } else if (strcmp(key, "NCCL_PROTO") == 0 ||
+               strcmp(key, "NCCL_ALGO") == 0) {
+        char w[600];
+        snprintf(w, sizeof w, "%s: env.%s", what, key);
+        return key[5] == 'P' ? nsim_scenario_set_proto(s, v, w, err)
+                             : nsim_scenario_set_algo(s, v, w, err);
     } else if (strcmp(key, "NCCL_NCHANNELS_PER_NET_PEER") == 0)
         rc = parse_u32_text(v, 1, NSIM_MAX_CHANNELS, &s->net_peer_channels);
     else if (strcmp(key, "NCCL_CROSS_NIC") == 0) {
@@ -160,20 +328,80 @@ static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
         uint32_t b = 0;
         rc = parse_u32_text(v, 0, 1, &b);
         s->channel_mode = b ? NSIM_CHANNEL_SHARED : NSIM_CHANNEL_DEDICATED;
+        s->net.shared_comms = (int)b;
     } else
-        return nsim_jfail(c, "env", key,
-                          "not a variable this ncclsim models (known: "
-                          "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_CROSS_NIC, "
-                          "NCCL_IB_QPS_PER_CONNECTION, NCCL_BUFFSIZE, "
-                          "NCCL_PROTO, NCCL_ALGO, NCCL_NET_SHARED_COMMS, "
-                          "NCCL_IB_SPLIT_DATA_ON_QPS, NCCL_IB_ADAPTIVE_ROUTING, "
-                          "NCCL_IB_AR_THRESHOLD, NCCL_NCHANNELS_PER_NET_PEER, "
-                          "NCCL_PAT_ENABLE, NCCL_NVLS_ENABLE, "
-                          "NCCL_NVLS_NCHANNELS, NCCL_NVLS_CHUNKSIZE, "
-                          "NCCL_NVLSTREE_MAX_CHUNKSIZE)");
+        return NSIM_ENOENT;
     if (rc != NSIM_OK)
-        return nsim_jfail(c, "env", key, "invalid value \"%s\"%s%s", v,
-                          why ? ": " : "", why ? why : "");
+        return NSIM_ERR(err, NSIM_ECONFIG, "%s: env.%s: invalid value \"%s\"%s%s",
+                        what, key, v, why ? ": " : "", why ? why : "");
+    return NSIM_OK;
+}
+
+static int apply_env_var(nsim_scenario *s, const nsim_jctx *c,
+                         const char *key, const char *v)
+{
+    int rc = nsim_scenario_set_env(s, key, v, c->file, c->err);
+    if (rc == NSIM_ENOENT) {
+        char known[768] = "";
+        size_t n = 0;
+        for (int i = 0; nsim_scenario_env_names[i] != NULL && n < sizeof known;
+             i++)
+            n += (size_t)snprintf(known + n, sizeof known - n, "%s%s",
+                                  i ? ", " : "", nsim_scenario_env_names[i]);
+        return nsim_jfail(c, "env", key,
+                          "not a variable this ncclsim models (known: %s)",
+                          known);
+    }
+    if (rc == NSIM_OK)
+        mark_env(s, key);
+    return rc;
+}
+
+static size_t note_add(char *note, size_t cap, size_t n, const char *fmt, ...)
+    NSIM_PRINTF(4, 5);
+
+static size_t note_add(char *note, size_t cap, size_t n, const char *fmt, ...)
+{
+    if (n >= cap)
+        return n;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(note + n, cap - n, fmt, ap);
+    va_end(ap);
+    return w < 0 ? n : n + (size_t)w;
+}
+
+int nsim_scenario_apply_shell_env(nsim_scenario *s, char *const *envp,
+                                  char *note, size_t cap, nsim_err *err)
+{
+    char took[1024] = "", ign[1024] = "";
+    size_t nt = 0, ni = 0;
+    note[0] = '\0';
+    for (char *const *e = envp; e != NULL && *e != NULL; e++) {
+        const char *eq = strchr(*e, '=');
+        if (strncmp(*e, "NCCL_", 5) != 0 || eq == NULL)
+            continue;
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+        int i = env_index(key);
+        if (i >= 0 && (s->env_set >> i & 1u)) {
+            ni = note_add(ign, sizeof ign, ni, "%s%s (the scenario sets it)",
+                          ni ? ", " : "", key);
+            continue;
+        }
+        int rc = nsim_scenario_set_env(s, key, eq + 1, "the shell", err);
+        if (rc == NSIM_ENOENT)
+            ni = note_add(ign, sizeof ign, ni, "%s%s (not modelled)",
+                          ni ? ", " : "", key);
+        else if (rc != NSIM_OK)
+            return rc;
+        else
+            nt = note_add(took, sizeof took, nt, "%s%s", nt ? " " : "", *e);
+    }
+    if (nt || ni)
+        snprintf(note, cap, "shell NCCL_* variables: %s%s%s%s%s",
+                 nt ? "took effect: " : "", took, nt && ni ? "; " : "",
+                 ni ? "ignored: " : "", ign);
     return NSIM_OK;
 }
 
@@ -213,8 +441,6 @@ static int read_enum(const nsim_jctx *c, const cJSON *root, const char *key,
 }
 
 static int parse_coll(const char *v, void *out) { return nsim_coll_parse(v, out); }
-static int parse_proto(const char *v, void *out) { return nsim_proto_parse(v, out); }
-static int parse_algo(const char *v, void *out) { return nsim_algo_parse(v, out); }
 static int parse_mode(const char *v, void *out)
 {
     nsim_channel_mode *m = out;
@@ -275,12 +501,22 @@ static int read_collective(nsim_scenario *s, const nsim_jctx *c,
 
 static int read_sizes(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
 {
+    int has_factor = cJSON_GetObjectItemCaseSensitive(root, "step_factor") != NULL;
+    int has_bytes = cJSON_GetObjectItemCaseSensitive(root, "step_bytes") != NULL;
     NSIM_TRY(nsim_jget_size(c, root, "", "min_bytes", 1, &s->min_bytes));
     NSIM_TRY(nsim_jget_size(c, root, "", "max_bytes", 1, &s->max_bytes));
-    s->step_factor = 2;
+    /* nccl-tests: a fixed step (-i) or a factor (-f, default 2) */
+    s->step_factor = has_bytes && !has_factor ? 1 : 2;
     NSIM_TRY(nsim_jget_double(c, root, "", "step_factor", 0, 1, 1e6,
                               &s->step_factor));
     NSIM_TRY(nsim_jget_size(c, root, "", "step_bytes", 0, &s->step_bytes));
+    if (has_bytes && s->step_bytes == 0)
+        return nsim_jfail(c, "", "step_bytes",
+                          "expected a step > 0 bytes, got 0");
+    if (has_bytes && s->step_factor > 1)
+        return nsim_jfail(c, "", "step_bytes",
+                          "give step_bytes (a fixed step) or a step_factor "
+                          "above 1, not both");
     if (s->step_factor <= 1 && s->step_bytes == 0)
         return nsim_jfail(c, "", "step_bytes",
                           "expected > 0 when step_factor is 1");
@@ -301,6 +537,15 @@ int nsim_scenario_check_sizes(const nsim_scenario *s, nsim_err *err)
                         s->source, (unsigned long long)s->min_bytes,
                         (unsigned long long)s->max_bytes, s->dtype,
                         s->type_size);
+    if (s->max_bytes > NSIM_SCENARIO_MAX_BYTES)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: max_bytes: %llu is over the limit of 1 TiB per "
+                        "rank buffer",
+                        s->source, (unsigned long long)s->max_bytes);
+    if (!(s->step_factor >= 1 && s->step_factor <= 1e6))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "%s: step_factor: expected 1 .. 1e6, got %g",
+                        s->source, s->step_factor);
     return NSIM_OK;
 }
 
@@ -315,12 +560,28 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
     s->qps_per_conn = (uint32_t)v;
     s->buffsize = 4u << 20; /* NCCL_BUFFSIZE default, nccl 3.2 */
     NSIM_TRY(nsim_jget_size(c, root, "", "buffsize", 0, &s->buffsize));
-    NSIM_TRY(read_enum(c, root, "protocol", parse_proto, &s->proto,
-                       "Simple, LL or LL128"));
-    NSIM_TRY(read_enum(c, root, "algorithm", parse_algo, &s->algo,
-                       "Ring, Tree, NVLS, NVLSTree or PAT"));
-    s->proto_set = cJSON_GetObjectItemCaseSensitive(root, "protocol") != NULL;
-    s->algo_set = cJSON_GetObjectItemCaseSensitive(root, "algorithm") != NULL;
+    const char *pr = NULL, *al = NULL;
+    NSIM_TRY(nsim_jget_string(c, root, "", "protocol", 0, &pr));
+    if (pr != NULL)
+        NSIM_TRY(nsim_scenario_set_proto(s, pr, c->file, c->err));
+    NSIM_TRY(nsim_jget_string(c, root, "", "algorithm", 0, &al));
+    if (al != NULL)
+        NSIM_TRY(nsim_scenario_set_algo(s, al, c->file, c->err));
+    /* the fields are the scenario's NCCL_* knobs too (the shell's yield) */
+    static const struct {
+        const char *field, *env[2];
+    } knob_env[] = {
+        {"protocol", {"NCCL_PROTO", NULL}},
+        {"algorithm", {"NCCL_ALGO", NULL}},
+        {"nchannels", {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"}},
+        {"qps_per_connection", {"NCCL_IB_QPS_PER_CONNECTION", NULL}},
+        {"buffsize", {"NCCL_BUFFSIZE", NULL}},
+        {"channel_mode", {"NCCL_NET_SHARED_COMMS", NULL}},
+    };
+    for (size_t k = 0; k < sizeof knob_env / sizeof knob_env[0]; k++)
+        if (cJSON_GetObjectItemCaseSensitive(root, knob_env[k].field))
+            for (int e = 0; e < 2 && knob_env[k].env[e]; e++)
+                mark_env(s, knob_env[k].env[e]);
     NSIM_TRY(read_enum(c, root, "channel_mode", parse_mode, &s->channel_mode,
                        "dedicated or shared"));
     v = 1;
@@ -330,9 +591,12 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
     NSIM_TRY(nsim_jget_int(c, root, "", "gpus_per_thread", 0, 1, 1024, &v));
     s->gpus_per_thread = (uint32_t)v;
     NSIM_TRY(read_env(s, c, root));
-    if (s->buffsize < 4096 || s->buffsize % 4096 != 0)
+    if (s->buffsize < 4096 || s->buffsize % 4096 != 0 ||
+        s->buffsize > (1ull << 30))
         return nsim_jfail(c, "", "buffsize",
-                          "expected a positive multiple of 4096 bytes");
+                          "expected a multiple of 4096 bytes from 4 KiB to "
+                          "1 GiB (NCCL_BUFFSIZE), got %llu",
+                          (unsigned long long)s->buffsize);
     if (s->min_channels && s->max_channels && s->min_channels > s->max_channels)
         return nsim_jfail(c, "env", "NCCL_MIN_NCHANNELS",
                           "greater than NCCL_MAX_NCHANNELS");
@@ -661,4 +925,127 @@ void nsim_scenario_fit_request(const nsim_scenario *s, nsim_plan_req *r)
     if ((r->algo == NSIM_ALGO_NVLS || r->algo == NSIM_ALGO_NVLSTREE) &&
         !s->nchannels_given)
         r->nchannels = 0;
+}
+
+/* --- one knob by name (sweep, and anything else that varies a loaded
+ * scenario): the same readers and checks as the file's fields --- */
+
+static int is_param_name(const char *name)
+{
+    for (const nsim_param_info *pi = nsim_param_table; pi->name; pi++)
+        if (strcmp(pi->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The value as the scenario file would hold it: a number when all of it
+ * reads as one, else a string. */
+static cJSON *knob_object(const char *name, const char *value)
+{
+    char *end;
+    cJSON *o = cJSON_CreateObject();
+    double d = strtod(value, &end);
+    cJSON *v = (end != value && *end == '\0') ? cJSON_CreateNumber(d)
+                                               : cJSON_CreateString(value);
+    if (o == NULL || v == NULL || !cJSON_AddItemToObject(o, name, v)) {
+        cJSON_Delete(o);
+        cJSON_Delete(v);
+        return NULL;
+    }
+    return o;
+}
+
+static int set_scenario_key(nsim_scenario *s, const nsim_jctx *c,
+                            const cJSON *o, const char *name,
+                            const char *value)
+{
+    int64_t v = 0;
+    if (strcmp(name, "nchannels") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 1, NSIM_MAX_CHANNELS, &v));
+        s->nchannels = (uint32_t)v;
+        s->min_channels = s->max_channels = 0;
+        s->nchannels_given = s->channels_resolved = 1;
+    } else if (strcmp(name, "qps_per_connection") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 1, 128, &v));
+        s->qps_per_conn = (uint32_t)v;
+    } else if (strcmp(name, "buffsize") == 0) {
+        NSIM_TRY(nsim_jget_size(c, o, "", name, 1, &s->buffsize));
+        if (s->buffsize < 4096 || s->buffsize % 4096 != 0 ||
+            s->buffsize > (1ull << 30))
+            return nsim_jfail(c, "", name,
+                              "expected a multiple of 4096 bytes from 4 KiB "
+                              "to 1 GiB (NCCL_BUFFSIZE), got %llu",
+                              (unsigned long long)s->buffsize);
+    } else if (strcmp(name, "protocol") == 0) {
+        s->proto_set = 0;
+        s->proto_off = 0;
+        s->proto_list[0] = '\0';
+        if (strcasecmp(value, "auto") != 0)
+            return nsim_scenario_set_proto(s, value, c->file, c->err);
+    } else if (strcmp(name, "algorithm") == 0) {
+        s->algo_set = 0;
+        s->algo_off = 0;
+        s->algo_list[0] = '\0';
+        if (strcasecmp(value, "auto") != 0)
+            return nsim_scenario_set_algo(s, value, c->file, c->err);
+    } else if (strcmp(name, "channel_mode") == 0) {
+        NSIM_TRY(read_enum(c, o, name, parse_mode, &s->channel_mode,
+                           "dedicated or shared"));
+    } else if (strcmp(name, "collective") == 0) {
+        NSIM_TRY(read_enum(c, o, name, parse_coll, &s->coll,
+                           "a collective (allreduce, ...) or a nccl-tests "
+                           "binary name"));
+    } else if (strcmp(name, "seed") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 0, INT64_MAX / 2, &v));
+        s->seed = (uint64_t)v;
+    } else if (strcmp(name, "gpus_per_thread") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 1, 1024, &v));
+        s->gpus_per_thread = (uint32_t)v;
+    } else if (strcmp(name, "root") == 0) {
+        NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 0,
+                               nsim_topo_nranks(s->topo) - 1, &v));
+        s->root = (uint32_t)v;
+    } else if (strcmp(name, "datatype") == 0) {
+        return nsim_scenario_set_dtype(s, value, c->file, c->err);
+    } else if (strcmp(name, "op") == 0) {
+        return nsim_scenario_set_op(s, value, c->file, c->err);
+    } else {
+        return nsim_jfail(c, "", name,
+                          "not a knob (expected a scenario field: nchannels, "
+                          "qps_per_connection, buffsize, protocol, algorithm, "
+                          "channel_mode, collective, datatype, op, root, seed, "
+                          "gpus_per_thread; an NCCL_* variable; or a model "
+                          "parameter of `ncclsim params`)");
+    }
+    return NSIM_OK;
+}
+
+int nsim_scenario_set_knob(nsim_scenario *s, const char *name,
+                           const char *value, const char *what,
+                           nsim_err *err)
+{
+    nsim_jctx c = {what, err};
+    int rc;
+    if (strncmp(name, "env.", 4) == 0)
+        name += 4;
+    if (strncmp(name, "params.", 7) == 0)
+        name += 7;
+    if (strncmp(name, "NCCL_", 5) == 0) {
+        rc = apply_env_var(s, &c, name, value);
+    } else {
+        cJSON *o = knob_object(name, value);
+        if (o == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+        rc = is_param_name(name) ? nsim_params_apply(&s->params, o, what, err)
+                                 : set_scenario_key(s, &c, o, name, value);
+        cJSON_Delete(o);
+    }
+    if (rc != NSIM_OK)
+        return rc;
+    if (s->min_channels && s->max_channels && s->min_channels > s->max_channels)
+        return nsim_jfail(&c, "env", "NCCL_MIN_NCHANNELS",
+                          "greater than NCCL_MAX_NCHANNELS");
+    s->net.shared_comms = s->channel_mode == NSIM_CHANNEL_SHARED;
+    nsim_scenario_resolve_channels(s);
+    return NSIM_OK;
 }

@@ -22,6 +22,10 @@
 
 #define NSIM_SCENARIO_FORMAT "ncclsim-scenario"
 #define NSIM_SCENARIO_VERSION 1
+/* Limits on a sweep: the largest size (per rank buffer) and the number
+ * of sizes one run visits. */
+#define NSIM_SCENARIO_MAX_BYTES (1ull << 40)
+#define NSIM_SCENARIO_MAX_SIZES 4096u
 
 typedef struct nsim_scenario {
     char name[128];
@@ -64,10 +68,44 @@ typedef struct nsim_scenario {
     nsim_failover failover_default;
     int failover_explicit; /* "failover" given in the scenario */
     int32_t failover_channel[NSIM_MAX_CHANNELS]; /* -1: the default */
+    /* NCCL_ALGO / NCCL_PROTO lists ("ring,tree", "^nvls"): what the tuner
+     * may not pick (bit 1u << algo / proto), and the list as given */
+    uint32_t algo_off, proto_off;
+    char algo_list[64], proto_list[64];
+    char algo_desc[96], proto_desc[96]; /* "auto (NCCL's tuner) of ..." */
+    uint32_t env_set; /* NCCL_* knobs the scenario sets (its env or a
+                       * field), by nsim_scenario_env_names index */
     /* run budgets (--max-events, --max-memory; 0: the machine's default,
      * UINT64_MAX: none), for every command over the run API */
     uint64_t max_events, max_memory;
 } nsim_scenario;
+
+/* The NCCL_* variables ncclsim models (NULL-terminated). */
+extern const char *const nsim_scenario_env_names[];
+
+/* Sets one NCCL_* variable as NCCL reads it; what names the source in
+ * messages. NSIM_ENOENT (no message) for a variable ncclsim does not
+ * model. */
+NSIM_NODISCARD int nsim_scenario_set_env(nsim_scenario *s, const char *key,
+                                         const char *value, const char *what,
+                                         nsim_err *err);
+/* Applies the shell's NCCL_* variables (envp as environ) under the
+ * scenario's own (which win); *note (cap bytes) says which took effect
+ * and which were ignored, empty when the shell has none. */
+NSIM_NODISCARD int nsim_scenario_apply_shell_env(nsim_scenario *s,
+                                                 char *const *envp,
+                                                 char *note, size_t cap,
+                                                 nsim_err *err);
+/* NCCL_ALGO / NCCL_PROTO syntax: a name, a comma list of the allowed, or
+ * "^" and a list of the excluded (case-insensitive). One allowed name
+ * forces it; several leave the tuner to pick among them. */
+NSIM_NODISCARD int nsim_scenario_set_algo(nsim_scenario *s, const char *v,
+                                          const char *what, nsim_err *err);
+NSIM_NODISCARD int nsim_scenario_set_proto(nsim_scenario *s, const char *v,
+                                           const char *what, nsim_err *err);
+/* Checks that the GPUs can run the data type (fp8 needs sm >= 90). */
+NSIM_NODISCARD int nsim_scenario_check_dtype(const nsim_scenario *s,
+                                             nsim_err *err);
 
 /* The fault plan with a policy for each of the plan's channels; checks
  * that the faults and policies fit (channels that exist, QP indices below
@@ -100,6 +138,17 @@ NSIM_NODISCARD int nsim_scenario_set_dtype(nsim_scenario *s, const char *dt,
                                            const char *what, nsim_err *err);
 NSIM_NODISCARD int nsim_scenario_set_op(nsim_scenario *s, const char *op,
                                         const char *what, nsim_err *err);
+
+/* Sets one knob of a loaded scenario by name, through the same readers
+ * and checks as the file: a scenario field (nchannels, qps_per_connection,
+ * buffsize, protocol, algorithm, channel_mode, collective, datatype, op,
+ * root, seed, gpus_per_thread), an NCCL_* variable of "env" (also as
+ * "env.NAME"), or a model parameter (also as "params.NAME"). value is
+ * text as on a command line ("4", "1M", "Simple"); what names the source
+ * in messages ("--set"). Channels are resolved again afterwards. */
+NSIM_NODISCARD int nsim_scenario_set_knob(nsim_scenario *s, const char *name,
+                                          const char *value, const char *what,
+                                          nsim_err *err);
 
 /* nccl-tests' data types: size in bytes, 0 if unknown. */
 uint32_t nsim_dtype_size(const char *name);

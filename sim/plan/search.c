@@ -1352,6 +1352,7 @@ static int same_shape(const nsim_topo *t, const host_shape *a,
 }
 
 struct nsim_search_job {
+    uint32_t refs; /* the callers' and the memo's */
     uint32_t nhosts, ngraphs, nchannels;
     int32_t *host;              /* host ids in order of their first rank */
     uint32_t *graph_of;         /* per host: its graph in graphs[] */
@@ -1367,8 +1368,71 @@ static void shapes_free(host_shape *s, uint32_t n)
     free(s);
 }
 
+/* Jobs already computed, by a hash of the topology's JSON text and the
+ * options: the search depends on nothing else, and commands that run
+ * many sizes on one topology (run's sweep, compare, calibrate) plan it
+ * again for every size. A few entries, replaced round-robin. */
+#define JOB_MEMO 4
+static struct {
+    uint64_t key;
+    nsim_search_job *job;
+} job_memo[JOB_MEMO];
+static uint32_t job_memo_next;
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static int job_key(const nsim_topo *t, const nsim_search_opts *o,
+                   uint64_t *key)
+{
+    char *text = NULL;
+    if (nsim_topo_to_json(t, &text, NULL) != NSIM_OK)
+        return -1;
+    uint64_t h = fnv1a(14695981039346656037ull, text, strlen(text));
+    h = fnv1a(h, &o->pattern, sizeof o->pattern);
+    h = fnv1a(h, &o->cross_nic, sizeof o->cross_nic);
+    h = fnv1a(h, &o->min_channels, sizeof o->min_channels);
+    h = fnv1a(h, &o->max_channels, sizeof o->max_channels);
+    free(text);
+    *key = h;
+    return 0;
+}
+
+static int job_compute(nsim_topo *t, const nsim_search_opts *o,
+                       nsim_search_job **out, nsim_err *err);
+
 int nsim_search_job_compute(nsim_topo *t, const nsim_search_opts *o,
                             nsim_search_job **out, nsim_err *err)
+{
+    nsim_search_opts opt = {0, -1, 0, 0, -1};
+    if (o != NULL)
+        opt = *o;
+    uint64_t key = 0;
+    int keyed = job_key(t, &opt, &key) == 0;
+    for (uint32_t i = 0; keyed && i < JOB_MEMO; i++)
+        if (job_memo[i].job != NULL && job_memo[i].key == key) {
+            job_memo[i].job->refs++;
+            *out = job_memo[i].job;
+            return NSIM_OK;
+        }
+    NSIM_TRY(job_compute(t, o, out, err));
+    if (keyed) {
+        uint32_t i = job_memo_next++ % JOB_MEMO;
+        nsim_search_job_destroy(job_memo[i].job);
+        job_memo[i].key = key;
+        job_memo[i].job = *out;
+        (*out)->refs++;
+    }
+    return NSIM_OK;
+}
+
+static int job_compute(nsim_topo *t, const nsim_search_opts *o,
+                       nsim_search_job **out, nsim_err *err)
 {
     nsim_search_opts opt = {0, -1, 0, 0, -1};
     uint32_t nr = nsim_topo_nranks(t);
@@ -1378,6 +1442,8 @@ int nsim_search_job_compute(nsim_topo *t, const nsim_search_opts *o,
     if (nr == 0)
         return NSIM_ERR(err, NSIM_ECONFIG, "search: the topology has no GPU");
     nsim_search_job *j = calloc(1, sizeof *j);
+    if (j != NULL)
+        j->refs = 1;
     host_shape *shape = calloc(nr, sizeof *shape); /* per graph */
     if (j == NULL || shape == NULL ||
         (j->host = malloc(nr * sizeof *j->host)) == NULL ||
@@ -1434,7 +1500,7 @@ int nsim_search_job_compute(nsim_topo *t, const nsim_search_opts *o,
 
 void nsim_search_job_destroy(nsim_search_job *j)
 {
-    if (j == NULL)
+    if (j == NULL || --j->refs > 0)
         return;
     for (uint32_t g = 0; j->graphs != NULL && g < j->ngraphs; g++)
         nsim_search_graph_destroy(j->graphs[g]);

@@ -8,6 +8,8 @@
  */
 #include "tune.h"
 
+#include <string.h>
+
 #include <math.h>
 
 enum { HW_NVLINK, HW_PCI, HW_NET };
@@ -271,11 +273,31 @@ double nsim_tune_time_us(const nsim_plan_graph *g, nsim_coll c, nsim_algo a,
     return ring_latency(g, c, p, bytes) + (double)bytes / (1000.0 * bw);
 }
 
+/* The facts the availability rules read (ranks, nodes, lowest sm, NVLS
+ * switches), without NCCL's channel search, so that a refusal is cheap. */
+static void basic_graph(nsim_topo *t, nsim_plan_graph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->nranks = nsim_topo_nranks(t);
+    g->nhosts = nsim_topo_nnodes(t);
+    g->sm = UINT32_MAX;
+    for (uint32_t r = 0; r < g->nranks; r++) {
+        uint32_t sm = nsim_topo_device(t, nsim_topo_rank_device(t, r))->sm;
+        g->sm = sm < g->sm ? sm : g->sm;
+    }
+    uint32_t nvls = 0;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
+        const nsim_device *dv = nsim_topo_device(t, d);
+        nvls += dv->type == NSIM_DEV_NVSWITCH && dv->nvls;
+    }
+    g->nvswitch_nvls = nvls >= g->nhosts;
+}
+
 int nsim_tune_check(nsim_topo *t, nsim_coll c, nsim_algo a, nsim_proto p,
                     nsim_err *err)
 {
     nsim_plan_graph g;
-    nsim_plan_graph_get(t, &g);
+    basic_graph(t, &g);
     if (a == NSIM_ALGO_TREE && c != NSIM_COLL_ALLREDUCE)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "algorithm Tree: NCCL runs trees for allreduce "
@@ -387,7 +409,6 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
                            nsim_proto *proto, double *time_us, nsim_err *err)
 {
     nsim_plan_graph g;
-    nsim_plan_graph_get(t, &g);
     *time_us = -1;
     if (c == NSIM_COLL_SENDRECV || c == NSIM_COLL_ALLTOALL) {
         /* point-to-point: no algorithm (NCCL_ALGO does not apply); the
@@ -410,6 +431,7 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
                                  err));
     else if (proto_forced)
         NSIM_TRY(nsim_tune_check(t, c, NSIM_ALGO_RING, *proto, err));
+    nsim_plan_graph_get(t, &g); /* NCCL's search: after the cheap refusals */
     /* NCCL walks algorithms Tree, Ring, ..., NVLS, NVLSTree, PAT and
      * protocols LL, LL128, Simple; the first of equal times wins (4.4) */
     static const nsim_algo algos[] = {NSIM_ALGO_TREE, NSIM_ALGO_RING,
@@ -425,7 +447,7 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
             nsim_algo a = algos[i];
             nsim_proto p = protos[j];
             if ((algo_forced && a != a0) || (proto_forced && p != p0) ||
-                (disabled >> a & 1u) ||
+                (disabled >> a & 1u) || (disabled >> (16 + p) & 1u) ||
                 nsim_tune_check(t, c, a, p, NULL) != NSIM_OK)
                 continue;
             double us = nsim_tune_time_us(&g, c, a, p, bytes);
@@ -435,6 +457,15 @@ int nsim_tune_pick_without(nsim_topo *t, nsim_coll c, uint64_t bytes,
                 *proto = p;
             }
         }
+    if (best < 0 && (disabled & 0xffffu & ~(1u << NSIM_ALGO_PAT) &
+                     ~(1u << NSIM_ALGO_NVLS) & ~(1u << NSIM_ALGO_NVLSTREE)))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "no allowed algorithm (NCCL_ALGO) runs %s here",
+                        nsim_coll_name(c));
+    if (best < 0 && (disabled >> 16))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "no allowed protocol (NCCL_PROTO) runs %s here",
+                        nsim_coll_name(c));
     if (best < 0 && !algo_forced)
         *algo = NSIM_ALGO_RING;
     *time_us = best;

@@ -35,8 +35,9 @@ NSIM_NODISCARD int nsim_tune_pick(nsim_topo *topo, nsim_coll coll,
                                   nsim_proto *proto, double *time_us,
                                   nsim_err *err);
 /* As nsim_tune_pick, never picking the algorithms whose bit (1u << algo)
- * is set in disabled (NCCL_PAT_ENABLE=0: PAT); forcing one of them is
- * an error. */
+ * is set in disabled (NCCL_PAT_ENABLE=0: PAT; NCCL_ALGO="^tree") nor the
+ * protocols whose bit 1u << (16 + proto) is (NCCL_PROTO="^LL128");
+ * forcing one of them is an error. */
 NSIM_NODISCARD int nsim_tune_pick_without(nsim_topo *topo, nsim_coll coll,
                                           uint64_t bytes, int algo_forced,
                                           int proto_forced, uint32_t disabled,

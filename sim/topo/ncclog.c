@@ -364,7 +364,7 @@ static void host_of(const char *line, size_t plen, char *host, size_t len)
 
 /* Removes launcher tags anywhere ("[1,0]<stdout>:", "[0]") and a leading
  * "0: " (srun -l), in place. */
-static void strip_launcher(char *s)
+void nsim_ncclog_strip_launcher(char *s)
 {
     char *w = s;
     const char *r = s;
@@ -480,7 +480,7 @@ static void on_row(nsim_ncclog *l, char **t, int n)
 static void on_test_line(nsim_ncclog *l, char *s)
 {
     char *t[MAX_TOK];
-    strip_launcher(s);
+    nsim_ncclog_strip_launcher(s);
     const char *m = skip_ws(s);
     double v;
     if (m[0] == '#') {

@@ -117,6 +117,10 @@ const nsim_log_conn *nsim_ncclog_conn(const nsim_ncclog *l, size_t i);
 size_t nsim_ncclog_nnics(const nsim_ncclog *l);
 const nsim_log_nic *nsim_ncclog_nic(const nsim_ncclog *l, size_t i);
 
+/* Removes launcher tags anywhere in a line ("[1,0]<stdout>:", "[0]")
+ * and a leading "0: " (srun -l), in place. */
+void nsim_ncclog_strip_launcher(char *s);
+
 const nsim_nt_info *nsim_ncclog_tests(const nsim_ncclog *l);
 size_t nsim_ncclog_nrows(const nsim_ncclog *l);
 const nsim_nt_row *nsim_ncclog_row(const nsim_ncclog *l, size_t i);

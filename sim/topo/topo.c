@@ -11,6 +11,7 @@
  * hosts only network links and switches count (no host is a transit).
  */
 #include "topo.h"
+#include "sim/core/units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,10 @@ int nsim_topo_add_device(nsim_topo *t, const nsim_device *d, uint32_t *out,
     if (nsim_topo_find(t, d->name, &dup) == NSIM_OK)
         return NSIM_ERR(err, NSIM_ECONFIG, "device \"%s\": duplicate id",
                         d->name);
+    if (t->ndevs >= NSIM_TOPO_MAX_DEVICES)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "topology: more than %u devices (the limit)",
+                        NSIM_TOPO_MAX_DEVICES);
     if (grow((void **)&t->devs, &t->devs_cap, t->ndevs + 1, sizeof *d) ||
         name_index_grow(t, t->ndevs + 1))
         return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
@@ -251,6 +256,23 @@ int nsim_topo_add_link(nsim_topo *t, uint32_t a, uint32_t b,
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "link %s <-> %s: bandwidth must be > 0",
                         t->devs[a].name, t->devs[b].name);
+    if (!(lane_bw >= NSIM_BW_MIN_BYTES && lane_bw <= NSIM_BW_MAX_BYTES))
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "link %s <-> %s: bandwidth %g B/s is outside 1 Mb/s "
+                        ".. 1 PB/s",
+                        t->devs[a].name, t->devs[b].name, lane_bw);
+    if (count > NSIM_TOPO_MAX_LINK_COUNT || lat_ps > NSIM_TOPO_MAX_LAT_PS)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "link %s <-> %s: %s (at most %u lanes, %u s)",
+                        t->devs[a].name, t->devs[b].name,
+                        count > NSIM_TOPO_MAX_LINK_COUNT ? "too many lanes"
+                                                         : "latency too long",
+                        NSIM_TOPO_MAX_LINK_COUNT,
+                        (unsigned)(NSIM_TOPO_MAX_LAT_PS / 1000000000000ull));
+    if (t->nlinks + 2 > NSIM_TOPO_MAX_LINKS)
+        return NSIM_ERR(err, NSIM_ECONFIG,
+                        "topology: more than %u links (the limit)",
+                        NSIM_TOPO_MAX_LINKS / 2);
     if (grow((void **)&t->links, &t->links_cap, t->nlinks + 2,
              sizeof *t->links))
         return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");

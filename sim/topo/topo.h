@@ -31,6 +31,12 @@
 
 #define NSIM_NAME_MAX 64
 #define NSIM_ROUTE_MAX_PATHS 64
+/* Input limits: they admit 16,384 DGX H100 nodes (131,072 GPUs, the
+ * scale runs) with room, and refuse what no machine holds. */
+#define NSIM_TOPO_MAX_DEVICES (1u << 23)
+#define NSIM_TOPO_MAX_LINKS (1u << 26) /* directed: twice the links */
+#define NSIM_TOPO_MAX_LINK_COUNT 1024u  /* lanes of one link */
+#define NSIM_TOPO_MAX_LAT_PS 1000000000000ull /* 1 s */
 #define NSIM_TOPO_FORMAT "ncclsim-topology"
 #define NSIM_TOPO_VERSION 1
 

@@ -250,7 +250,7 @@ set_tests_properties(cli.run.exports PROPERTIES FIXTURES_SETUP exports)
 foreach(check "exp.csv|^size,count,type,redop,root,time_us,.*\n1048576,262144,float,sum,-1,.*\n4194304,"
               "exp.png.gp|set logscale x 2.*plot 'exp.png.dat'"
               "exp.png.dat|\n1048576 [0-9.]+ "
-              "exp.trace.json|^\\{\"displayTimeUnit\".*\"name\": \"send\", \"cat\": \"op\", \"ph\": \"X\", \"pid\": [0-9]+, \"tid\": [01], .*\"name\": \"process_name\".*\\]\\}\n$")
+              "exp.trace.json|^\\{\"displayTimeUnit\".*\"name\": \"process_name\".*\"name\": \"send\", \"cat\": \"op\", \"ph\": \"X\", \"pid\": [0-9]+, \"tid\": [0-9]+, .*\\]\\}\n$")
   string(REPLACE "|" ";" parts "${check}")
   list(GET parts 0 f)
   list(GET parts 1 re)

@@ -12,6 +12,7 @@
 
 #include <CUnit/CUnit.h>
 
+#include "sim/exec/exec.h"
 #include "sim/topo/topo.h"
 
 #define NSIM_ASSERT_OK(call)                                                 \
@@ -36,6 +37,40 @@ static inline nsim_topo *nsim_test_without_nvls(nsim_topo *t)
     free(js);
     nsim_topo_destroy(t);
     return out;
+}
+
+/* Exactly once: every connection's receiver consumed every slice and byte
+ * its sender handed over, and (NET) the transport accepted each piece
+ * once, for the slice it belongs to. Else 0 and why. */
+static inline int nsim_test_delivered_once(const nsim_exec_result *res,
+                                           char *why, size_t len)
+{
+    for (uint32_t i = 0; i < res->nconns; i++) {
+        const nsim_conn_stats *c = &res->conns[i];
+        const nsim_xport_conn_counters *x = &c->xport;
+        if (c->bytes != c->recv_bytes || c->slices != c->recv_slices) {
+            snprintf(why, len,
+                     "connection %u: %llu slices / %llu bytes sent, %llu / "
+                     "%llu consumed",
+                     i, (unsigned long long)c->slices,
+                     (unsigned long long)c->bytes,
+                     (unsigned long long)c->recv_slices,
+                     (unsigned long long)c->recv_bytes);
+            return 0;
+        }
+        if (c->has_xport && (x->tx_bytes != x->rx_bytes ||
+                             x->tx_slices != x->rx_slices)) {
+            snprintf(why, len,
+                     "connection %u: NET sent %llu slices / %llu bytes, the "
+                     "receiver accepted %llu / %llu",
+                     i, (unsigned long long)x->tx_slices,
+                     (unsigned long long)x->tx_bytes,
+                     (unsigned long long)x->rx_slices,
+                     (unsigned long long)x->rx_bytes);
+            return 0;
+        }
+    }
+    return 1;
 }
 
 #endif

@@ -5,7 +5,8 @@
  * completions, unsignaled WRs holding send queue slots, READ limits, local
  * and remote protection errors, CQ overflow, loss with go-back-N recovery
  * (every byte delivered exactly once), retry exhaustion (RETRY_EXC_ERR and
- * flushed WRs), rate limits, determinism.
+ * flushed WRs), receiver-not-ready (RNR NAK, wait, resend, rnr_retry),
+ * rate limits, determinism.
  *
  * Topology: two hosts, each a GPU and a 400 Gb/s NIC under one PCIe link,
  * the NICs on one IB switch.
@@ -695,6 +696,105 @@ static void test_retry_exceeded(void)
     rig_down(&r);
 }
 
+/* ---- receiver not ready ------------------------------------------------- */
+
+static void rnr_attrs(rig *r, uint32_t timer, uint32_t retry)
+{
+    nsim_err err = {0};
+    nsim_qp_attr b = {.mask = NSIM_QP_ATTR_MIN_RNR_TIMER,
+                      .min_rnr_timer = timer};
+    nsim_qp_attr a = {.mask = NSIM_QP_ATTR_RNR_RETRY, .rnr_retry = retry};
+    NSIM_ASSERT_OK(nsim_qp_modify(r->b, NSIM_QPS_RTS, &b, &err));
+    NSIM_ASSERT_OK(nsim_qp_modify(r->a, NSIM_QPS_RTS, &a, &err));
+}
+
+static void on_post_recvs(nsim_sim *sim, nsim_event *ev)
+{
+    rig *r = ev->target;
+    (void)sim;
+    for (uint64_t i = 0; i < ev->arg.u64; i++)
+        CU_ASSERT_EQUAL(nsim_qp_post_recv(r->b, 100 + i), NSIM_OK);
+}
+
+/* A SEND and a two-packet WRITE_WITH_IMM reach a responder with no
+ * receive WR: RNR NAK, the requester waits min_rnr_timer (12 = 0.64 ms,
+ * NCCL's) and resends from the NAKed PSN until the receives are posted
+ * (at 1.5 ms: three NAKs); nothing lands twice, nothing is lost. */
+static void test_rnr_wait_and_resend(void)
+{
+    nsim_err err = {0};
+    rig r;
+    nsim_wc wc[8];
+    CU_ASSERT_EQUAL_FATAL(rig_up(&r, 1, 8, 64), 0);
+    CU_ASSERT_EQUAL(r.p.ib_min_rnr_timer, 12);
+    CU_ASSERT_EQUAL(r.p.ib_rnr_retry, 7);
+    nsim_send_wr s = {1, NSIM_WR_SEND, 1000, 0, 1};
+    nsim_send_wr w = {2, NSIM_WR_RDMA_WRITE_WITH_IMM, 8192, 77, 1};
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &s));
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &w));
+    NSIM_ASSERT_OK(nsim_sim_schedule(r.sim, 1500000000ull, on_post_recvs, &r,
+                                     0, 2, NULL));
+    NSIM_ASSERT_OK(run(&r));
+    CU_ASSERT_EQUAL_FATAL(drain(r.ca, wc, 8), 2);
+    CU_ASSERT(wc[0].wr_id == 1 && wc[0].status == NSIM_WC_SUCCESS);
+    CU_ASSERT(wc[1].wr_id == 2 && wc[1].status == NSIM_WC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(drain(r.cb, wc, 8), 2);
+    CU_ASSERT(wc[0].wr_id == 100 && wc[0].opcode == NSIM_WC_RECV &&
+              wc[0].byte_len == 1000 && wc[0].src_wr_id == 1);
+    CU_ASSERT(wc[1].wr_id == 101 &&
+              wc[1].opcode == NSIM_WC_RECV_RDMA_WITH_IMM &&
+              wc[1].imm == 77 && wc[1].src_wr_id == 2);
+    nsim_qp_counters ca = nsim_qp_get_counters(r.a);
+    nsim_qp_counters cb = nsim_qp_get_counters(r.b);
+    CU_ASSERT_EQUAL(ca.rnr_naks, 3); /* at ~0, 0.64 and 1.28 ms */
+    CU_ASSERT_EQUAL(cb.rnr_naks_tx, 3);
+    CU_ASSERT_EQUAL(ca.timeouts, 0);
+    CU_ASSERT(nsim_sim_now(r.sim) > 1920000000ull); /* the third wait */
+    CU_ASSERT_EQUAL(cb.rx_bytes, 1000 + 8192);
+    CU_ASSERT(r.land_count[1] == 1 && r.land_count[2] == 1);
+    CU_ASSERT_EQUAL(nsim_qp_get_state(r.a), NSIM_QPS_RTS);
+    rig_down(&r);
+}
+
+/* rnr_retry 2 and no receive ever: the third RNR NAK fails the WR with
+ * RNR_RETRY_EXC_ERR, the next is flushed; rnr_retry 7 waits for ever,
+ * here 40 waits of 10 us (code 1) until a receive comes. */
+static void test_rnr_retry(void)
+{
+    nsim_err err = {0};
+    rig r;
+    nsim_wc wc[8];
+    CU_ASSERT_EQUAL_FATAL(rig_up(&r, 1, 8, 64), 0);
+    rnr_attrs(&r, 1, 2);
+    nsim_send_wr s = {1, NSIM_WR_SEND, 1000, 0, 1};
+    nsim_send_wr s2 = {2, NSIM_WR_SEND, 1000, 0, 1};
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &s));
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &s2));
+    NSIM_ASSERT_OK(run(&r));
+    CU_ASSERT_EQUAL_FATAL(drain(r.ca, wc, 8), 2);
+    CU_ASSERT(wc[0].wr_id == 1 && wc[0].status == NSIM_WC_RNR_RETRY_EXC_ERR);
+    CU_ASSERT(wc[1].wr_id == 2 && wc[1].status == NSIM_WC_WR_FLUSH_ERR);
+    CU_ASSERT_STRING_EQUAL(nsim_wc_status_str(wc[0].status),
+                           "RNR_RETRY_EXC_ERR");
+    CU_ASSERT_EQUAL(nsim_qp_get_counters(r.a).rnr_naks, 3);
+    CU_ASSERT_EQUAL(nsim_qp_get_state(r.a), NSIM_QPS_ERR);
+    CU_ASSERT_EQUAL(r.land_count[1], 0);
+    rig_down(&r);
+
+    CU_ASSERT_EQUAL_FATAL(rig_up(&r, 1, 8, 64), 0);
+    rnr_attrs(&r, 1, 7);
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &s));
+    NSIM_ASSERT_OK(nsim_sim_schedule(r.sim, 400000000ull, on_post_recvs, &r,
+                                     0, 1, NULL));
+    NSIM_ASSERT_OK(run(&r));
+    CU_ASSERT_EQUAL_FATAL(drain(r.ca, wc, 8), 1);
+    CU_ASSERT_EQUAL(wc[0].status, NSIM_WC_SUCCESS);
+    uint64_t naks = nsim_qp_get_counters(r.a).rnr_naks;
+    CU_ASSERT(naks >= 35 && naks <= 41); /* 10 us + a round trip each */
+    CU_ASSERT_EQUAL(r.land_count[1], 1);
+    rig_down(&r);
+}
+
 /* A lost READ response is asked for again. */
 static void test_read_loss(void)
 {
@@ -776,6 +876,8 @@ CU_TestInfo nsim_test_hca[] = {
     {"tail loss recovered by the timer", test_timeout_recovery},
     {"retry_cnt exceeded: RETRY_EXC_ERR + flush", test_retry_exceeded},
     {"lost READ responses", test_read_loss},
+    {"RNR NAK: wait min_rnr_timer, resend", test_rnr_wait_and_resend},
+    {"rnr_retry: RNR_RETRY_EXC_ERR, 7 = for ever", test_rnr_retry},
     {"per-QP rate limit", test_rate_limit},
     {"parameters", test_params},
     CU_TEST_INFO_NULL,

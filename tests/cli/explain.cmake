@@ -1,0 +1,31 @@
+# ncclsim explain: what bounds a size, as text and JSON; bad input.
+set(S ${NSIM_SRC}/scenarios)
+nsim_expect(cli.explain.link_bound 0
+            CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 512M
+            OUT "bound by: the ib link h0\\.nic[0-9] -> ib\\.rail[0-9], 9[0-9]% busy\nbusiest link: .*busiest NIC port: .*longest wait: channel [0-9]+ rank [0-9]+, .*thread blocks: .*NET waits.*phases: launch [0-9]+%, pipeline fill [0-9]+%, steady [0-9]+%, drain [0-9]+%\ntuner: NCCL would pick")
+nsim_expect(cli.explain.latency_bound 0
+            CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 64K
+            OUT "bound by: latency: .*tuner: NCCL would pick Tree/LL")
+nsim_expect(cli.explain.copy_bound 0
+            CMD ${NCCLSIM} explain ${S}/seed-allreduce.json -b 4M
+            OUT "bound by: the thread blocks' copy rate")
+nsim_expect(cli.explain.forced_qps 0
+            CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 16M
+            --qps 4 --nchannels 8 OUT "8 channels, 4 QP\\(s\\) per connection")
+add_test(NAME cli.explain.json
+         COMMAND ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 16M
+                 --quiet --json explain.json)
+set_tests_properties(cli.explain.json PROPERTIES FIXTURES_SETUP explain_json)
+add_test(NAME cli.explain.json_fields
+         COMMAND ${CMAKE_COMMAND} -DFILE=explain.json
+                 "-DRE=\"format\":[ \t]*\"ncclsim-explain\".*\"bound\":.*\"busiest_link\":.*\"util\":.*\"longest_wait\":.*\"on\":.*\"phases\":.*\"steady\":.*\"tuner\":.*\"algo\":"
+                 -P ${NSIM_TESTS}/file_matches.cmake)
+set_tests_properties(cli.explain.json_fields PROPERTIES
+                     FIXTURES_REQUIRED explain_json)
+nsim_expect(cli.explain.bad_size 1
+            CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 3
+            --json explain_bad.json ERR "multiples of the float size"
+            NO_FILE explain_bad.json)
+nsim_expect(cli.explain.run_option 2
+            CMD ${NCCLSIM} explain ${S}/seed-allreduce.json --trace t.json
+            ERR "options of 'ncclsim run'")

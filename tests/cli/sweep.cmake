@@ -1,0 +1,90 @@
+# ncclsim sweep: the same bytes whatever -j, --resume, --mpi; bad knobs.
+set(S ${NSIM_SRC}/scenarios)
+set(SW ${NCCLSIM} sweep ${S}/dgx-h100-2node-allreduce.json
+       --set NCCL_IB_QPS_PER_CONNECTION=1,4 --set nchannels=4:16:x2
+       -b 1M -e 16M -f 4)
+
+function(nsim_sweep_same name)
+  cmake_parse_arguments(W "" "FA;FB;KEEP;ERR" "A;B" ${ARGN})
+  string(REPLACE ";" "\\;" a "${W_A}")
+  string(REPLACE ";" "\\;" b "${W_B}")
+  set(args "-DA=${a}" "-DB=${b}" -DFA=${W_FA} -DFB=${W_FB})
+  if(W_KEEP)
+    list(APPEND args -DKEEP_LINES=${W_KEEP})
+  endif()
+  if(W_ERR)
+    list(APPEND args -DERR_RE=${W_ERR})
+  endif()
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} ${args}
+           -P ${NSIM_TESTS}/sweep_same.cmake)
+endfunction()
+
+nsim_sweep_same(cli.sweep.jobs_same_bytes
+                A ${SW} -j 1 -o sw_j1.csv FA sw_j1.csv
+                B ${SW} -j 3 -o sw_j3.csv FB sw_j3.csv)
+nsim_sweep_same(cli.sweep.jobs_same_bytes_json
+                A ${SW} -o sw_j1.json FA sw_j1.json
+                B ${SW} -j 2 -o sw_j2.json FB sw_j2.json)
+# interrupted after 2 points (1 header + 2 x 3 sizes), then resumed
+nsim_sweep_same(cli.sweep.resume
+                A ${SW} -o sw_full.csv FA sw_full.csv
+                B ${SW} -j 2 --resume -o sw_part.csv FB sw_part.csv KEEP 7
+                ERR "resuming: 2 of 6 points")
+# a point cut short (2 of its 3 sizes) is run again
+nsim_sweep_same(cli.sweep.resume_partial_point
+                A ${SW} -o sw_full2.csv FA sw_full2.csv
+                B ${SW} --resume -o sw_part2.csv FB sw_part2.csv KEEP 6
+                ERR "resuming: 1 of 6 points")
+find_program(NSIM_MPIRUN mpirun)
+if(NSIM_MPIRUN)
+  nsim_sweep_same(cli.sweep.mpi_same_bytes
+                  A ${SW} -o sw_np1.csv FA sw_np1.csv
+                  B ${CMAKE_COMMAND} -E env OMPI_ALLOW_RUN_AS_ROOT=1
+                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+                    ${NSIM_MPIRUN} --oversubscribe -np 2 ${SW} --mpi -o sw_np2.csv
+                  FB sw_np2.csv)
+  set_tests_properties(cli.sweep.mpi_same_bytes PROPERTIES TIMEOUT 120)
+endif()
+
+nsim_expect(cli.sweep.rows 0
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchannels=2,4
+            --set protocol=Simple,LL -b 64K -e 256K -f 4 -o -
+            OUT "^point,nchannels,protocol,size,.*\n0,2,Simple,65536,.*\n0,2,Simple,262144,.*\n1,2,LL,65536,[^\n]*,LL,2,.*\n3,4,LL,262144,")
+nsim_expect(cli.sweep.bad_knob 1
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchanels=2,4
+            -o sw_bad.csv ERR "--set: nchanels: not a knob" NO_FILE sw_bad.csv)
+nsim_expect(cli.sweep.bad_value 1
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchannels=2,99
+            -o sw_bad.csv ERR "nchannels: expected an integer in \\[1, 64\\], got 99"
+            NO_FILE sw_bad.csv)
+nsim_expect(cli.sweep.bad_env 1
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json
+            --set NCCL_IB_QPS_PER_CONNECTION=1,x -o sw_bad.csv
+            ERR "NCCL_IB_QPS_PER_CONNECTION: invalid value \"x\"" NO_FILE sw_bad.csv)
+nsim_expect(cli.sweep.bad_range 2
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchannels=8:2:x2
+            -o sw_bad.csv ERR "range '8:2:x2'" NO_FILE sw_bad.csv)
+nsim_expect(cli.sweep.no_set 2
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json -o sw_bad.csv
+            ERR "at least one --set")
+nsim_expect(cli.sweep.no_output 2
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchannels=2
+            ERR "expected -o")
+nsim_expect(cli.sweep.bad_jobs 2
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchannels=2
+            -j 0 -o sw_bad.csv ERR "-j: expected 1..256")
+nsim_expect(cli.sweep.run_only_option 2
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchannels=2
+            --json x.json -o sw_bad.csv ERR "options of 'ncclsim run'")
+# a point that fails: without -k the sweep stops (exit 1, naming the
+# point); with -k it is reported and the others run
+nsim_expect(cli.sweep.point_fails 1
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set algorithm=NVLS,Ring
+            -b 1M -e 4M -o -
+            ERR "point 0 \\(algorithm=NVLS\\): .*algorithm NVLS needs"
+            NOT_OUT "Ring,1048576")
+nsim_expect(cli.sweep.keep_going 1
+            CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set algorithm=NVLS,Ring
+            -b 1M -e 4M -k -j 2 -o -
+            OUT "^point,algorithm,.*\n1,Ring,1048576,.*\n1,Ring,4194304,"
+            ERR "point 0 \\(algorithm=NVLS\\).*1 of 2 point\\(s\\) failed")

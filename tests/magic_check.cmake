@@ -1,0 +1,15 @@
+# Checks that FILE exists and begins with the bytes HEX (lower case).
+#   cmake -DCMD="prog;args" -DFILE=path -DHEX=89504e47 -P magic_check.cmake
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "exit ${rc}\n${err}")
+endif()
+if(NOT EXISTS "${FILE}")
+  message(FATAL_ERROR "${FILE} was not written")
+endif()
+string(LENGTH "${HEX}" n)
+math(EXPR nbytes "${n} / 2")
+file(READ "${FILE}" head LIMIT ${nbytes} HEX)
+if(NOT head STREQUAL "${HEX}")
+  message(FATAL_ERROR "${FILE} begins with ${head}, expected ${HEX}")
+endif()
