@@ -75,32 +75,50 @@ void nsim_huge_release(nsim_huge_slab *s)
     s->cur = s->end = NULL;
 }
 
+/* One mapping of /proc/self/smaps: moved to huge pages if it is the heap
+ * or anonymous and private, large, and mostly resident (a sparse mapping,
+ * such as a sanitizer's shadow, would only grow). */
+static size_t collapse_one(unsigned long lo, unsigned long hi,
+                           const char *perms, const char *path,
+                           unsigned long rss_kb)
+{
+    if (strcmp(perms, "rw-p") != 0 ||
+        (path[0] != '\0' && strcmp(path, "[heap]") != 0))
+        return 0;
+    uintptr_t a = ((uintptr_t)lo + NSIM_HUGE_PAGE - 1) &
+                  ~(uintptr_t)(NSIM_HUGE_PAGE - 1);
+    uintptr_t b = (uintptr_t)hi & ~(uintptr_t)(NSIM_HUGE_PAGE - 1);
+    if (b <= a || b - a < COLLAPSE_MIN ||
+        (uint64_t)rss_kb * 1024 * 2 < (uint64_t)(hi - lo))
+        return 0;
+    (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+    (void)madvise((void *)a, b - a, MADV_COLLAPSE);
+    return b - a;
+}
+
 size_t nsim_huge_collapse(void)
 {
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512];
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512], perms[8] = "", path[256] = "";
+    unsigned long lo = 0, hi = 0, kb;
+    int have = 0;
     size_t total = 0;
     if (f == NULL)
         return 0;
     while (fgets(line, sizeof line, f) != NULL) {
-        unsigned long lo, hi;
-        char perms[8] = "", path[256] = "";
-        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &lo, &hi, perms,
-                   path) < 3)
-            continue;
-        /* the heap and anonymous private mappings (malloc's large
-         * blocks); not stacks, files or the vdso */
-        if (strcmp(perms, "rw-p") != 0 ||
-            (path[0] != '\0' && strcmp(path, "[heap]") != 0))
-            continue;
-        uintptr_t a = ((uintptr_t)lo + NSIM_HUGE_PAGE - 1) &
-                      ~(uintptr_t)(NSIM_HUGE_PAGE - 1);
-        uintptr_t b = (uintptr_t)hi & ~(uintptr_t)(NSIM_HUGE_PAGE - 1);
-        if (b <= a || b - a < COLLAPSE_MIN)
-            continue;
-        (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
-        (void)madvise((void *)a, b - a, MADV_COLLAPSE);
-        total += b - a;
+        unsigned long a, b;
+        char pm[8] = "", pa[256] = "";
+        int n = sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &a, &b, pm, pa);
+        if (n >= 3 && strchr(line, '-') < strchr(line, ' ')) {
+            lo = a;
+            hi = b;
+            snprintf(perms, sizeof perms, "%s", pm);
+            snprintf(path, sizeof path, "%s", n == 4 ? pa : "");
+            have = 1;
+        } else if (have && sscanf(line, "Rss: %lu kB", &kb) == 1) {
+            total += collapse_one(lo, hi, perms, path, kb);
+            have = 0;
+        }
     }
     fclose(f);
     return total;

@@ -35,7 +35,8 @@ void nsim_huge_release(nsim_huge_slab *s);
 
 /* Asks the kernel to back the heap and the other large anonymous
  * mappings with huge pages, now (MADV_COLLAPSE) and on later faults
- * (MADV_HUGEPAGE). Returns the bytes covered. Skips small processes. */
+ * (MADV_HUGEPAGE). Returns the bytes covered. Skips small mappings and
+ * sparse ones (a sanitizer's shadow would only grow). */
 size_t nsim_huge_collapse(void);
 
 #endif
