@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/flow.h"
 #include "sim/core/hugemem.h"
 #include "sim/core/units.h"
 
@@ -36,6 +37,7 @@ struct nsim_fabric {
     uint32_t nservers, cap;
     nsim_piece *free_list;
     nsim_huge_slab slab; /* the pool's blocks, on huge pages */
+    nsim_flownet *flow; /* flow fidelity, or NULL */
 };
 
 static nsim_wire wire_of_link(const nsim_link *l)
@@ -95,6 +97,7 @@ void nsim_fabric_destroy(nsim_fabric *f)
 {
     if (f == NULL)
         return;
+    nsim_flownet_destroy(f->flow);
     nsim_huge_release(&f->slab);
     free(f->servers);
     free(f);
@@ -251,6 +254,8 @@ static void on_start(nsim_sim *sim, nsim_event *ev)
 
 int nsim_fabric_send(nsim_fabric *f, nsim_piece *p)
 {
+    if (f->flow != NULL)
+        return nsim_flownet_send(f->flow, p, 0, 0, NULL);
     p->hop = 0;
     if (p->start_delay == 0 && p->nhops > 0)
         return enter_server(f, p);
@@ -268,6 +273,14 @@ int nsim_fabric_send_stream(nsim_fabric *f, const uint32_t *path,
                             nsim_piece_fn *done, void *ctx, uint64_t tag,
                             uint32_t hdr_flags)
 {
+    if (f->flow != NULL) {
+        nsim_piece *p;
+        NSIM_TRY(nsim_fabric_piece(f, &p));
+        *p = (nsim_piece){.path = path, .nhops = nhops, .bytes = bytes,
+                          .hdr_flags = hdr_flags, .done = done, .ctx = ctx,
+                          .tag = tag};
+        return nsim_flownet_send(f->flow, p, chunk, 0, NULL);
+    }
     uint32_t np = nsim_fabric_npieces(bytes, chunk);
     for (uint32_t k = 0; k < np; k++) {
         uint64_t left = bytes - (uint64_t)k * chunk;
@@ -287,6 +300,8 @@ int nsim_fabric_send_stream(nsim_fabric *f, const uint32_t *path,
 
 nsim_time nsim_fabric_free_at(const nsim_fabric *f, uint32_t id)
 {
+    if (f->flow != NULL)
+        return nsim_flownet_free_at(f->flow, id);
     return f->servers[id].free_at;
 }
 
@@ -300,14 +315,77 @@ nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t id)
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
 {
     f->servers[id].bw = bw;
+    if (f->flow != NULL)
+        nsim_flownet_changed(f->flow, id);
 }
 
 void nsim_fabric_set_down(nsim_fabric *f, uint32_t id, int down)
 {
     f->servers[id].down = down;
+    if (f->flow != NULL)
+        nsim_flownet_changed(f->flow, id);
 }
 
 uint64_t nsim_fabric_dropped(const nsim_fabric *f, uint32_t id)
 {
     return f->servers[id].dropped;
+}
+
+/* ---- fidelity ----------------------------------------------------------- */
+
+int nsim_fabric_set_flow(nsim_fabric *f, nsim_err *err)
+{
+    if (f->flow != NULL)
+        return NSIM_OK;
+    return nsim_flownet_create(f, f->sim, f->params, &f->flow, err);
+}
+
+int nsim_fabric_is_flow(const nsim_fabric *f) { return f->flow != NULL; }
+
+uint32_t nsim_fabric_stream_npieces(const nsim_fabric *f, uint64_t bytes,
+                                    uint64_t chunk)
+{
+    return f->flow != NULL ? 1 : nsim_fabric_npieces(bytes, chunk);
+}
+
+int nsim_fabric_send_unit(nsim_fabric *f, nsim_piece *p, uint64_t unit,
+                          uint32_t read_hops, nsim_piece_fn *drained)
+{
+    if (f->flow != NULL)
+        return nsim_flownet_send(f->flow, p, unit, read_hops, drained);
+    return nsim_fabric_send(f, p);
+}
+
+nsim_server_info nsim_fabric_server_info(const nsim_fabric *f, uint32_t id)
+{
+    const server *s = &f->servers[id];
+    return (nsim_server_info){s->bw, s->lat_ps, s->wire, s->reverse, s->down};
+}
+
+uint64_t nsim_fabric_wire_bytes(const nsim_fabric *f, uint32_t id,
+                                uint64_t bytes, uint32_t flags,
+                                uint64_t *reverse)
+{
+    nsim_piece p = {.bytes = bytes, .hdr_flags = flags};
+    return wire_bytes(f->params, &f->servers[id], &p, reverse);
+}
+
+void nsim_fabric_account(nsim_fabric *f, uint32_t id, uint64_t bytes,
+                         uint64_t wire, uint64_t pieces, nsim_time busy_ps)
+{
+    nsim_server_stats *st = &f->servers[id].st;
+    st->bytes += bytes;
+    st->wire_bytes += wire;
+    st->pieces += pieces;
+    st->busy_ps += busy_ps;
+}
+
+void nsim_fabric_count_drop(nsim_fabric *f, uint32_t id)
+{
+    f->servers[id].dropped++;
+}
+
+void nsim_fabric_piece_release(nsim_fabric *f, nsim_piece *p)
+{
+    piece_free(f, p);
 }

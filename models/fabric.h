@@ -108,4 +108,41 @@ void nsim_fabric_set_bw(nsim_fabric *f, uint32_t server, double bw);
 void nsim_fabric_set_down(nsim_fabric *f, uint32_t server, int down);
 uint64_t nsim_fabric_dropped(const nsim_fabric *f, uint32_t server);
 
+/* ---- fidelity ----------------------------------------------------------
+ * Packet (the default): pieces hop server to server as above. Flow
+ * (models/flow.h): every piece sent from here on is one flow over its whole
+ * path, max-min shared with the others; a stream is one piece of packets of
+ * chunk bytes. The interface stays the same; nsim_fabric_stream_npieces
+ * says how many pieces a stream is, and nsim_fabric_send_unit sends a piece
+ * that stands for a train of unit-sized packets (an IB message of MTU
+ * packets: in packet mode, the same as nsim_fabric_send; in flow mode
+ * drained, if not NULL, is told when its bytes have passed). */
+NSIM_NODISCARD int nsim_fabric_set_flow(nsim_fabric *f, nsim_err *err);
+int nsim_fabric_is_flow(const nsim_fabric *f);
+uint32_t nsim_fabric_stream_npieces(const nsim_fabric *f, uint64_t bytes,
+                                    uint64_t chunk);
+NSIM_NODISCARD int nsim_fabric_send_unit(nsim_fabric *f, nsim_piece *p,
+                                         uint64_t unit, uint32_t read_hops,
+                                         nsim_piece_fn *drained);
+
+/* For the flow model: a server's parameters, the wire bytes of one piece
+ * of bytes with flags on it (and *reverse, bytes charged to the reverse
+ * server), counters, and giving a piece back to the pool. */
+typedef struct nsim_server_info {
+    double bw;
+    nsim_time lat_ps;
+    nsim_wire wire;
+    uint32_t reverse;
+    int down;
+} nsim_server_info;
+nsim_server_info nsim_fabric_server_info(const nsim_fabric *f, uint32_t id);
+uint64_t nsim_fabric_wire_bytes(const nsim_fabric *f, uint32_t id,
+                                uint64_t bytes, uint32_t flags,
+                                uint64_t *reverse);
+void nsim_fabric_account(nsim_fabric *f, uint32_t id, uint64_t bytes,
+                         uint64_t wire_bytes, uint64_t pieces,
+                         nsim_time busy_ps);
+void nsim_fabric_count_drop(nsim_fabric *f, uint32_t id);
+void nsim_fabric_piece_release(nsim_fabric *f, nsim_piece *p);
+
 #endif

@@ -131,6 +131,27 @@ const nsim_param_info nsim_param_table[] = {
     P(ib_rnr_retry, COUNT, "7",
       "nccl 5.2: NCCL's QPs have rnr_retry 7, which verbs takes as retry "
       "for ever (ibv_modify_qp(3); range 0..7)"),
+    /* flow fidelity (scale-flow) */
+    P(flow_control_bytes, BYTES, "256",
+      "solver setting, not hardware: a piece with at most this many wire "
+      "bytes on every hop (IB ACK 30 B, CTS 64 B, a zero-byte "
+      "WRITE_WITH_IMM) is a delay in flow fidelity and shares no "
+      "bandwidth; its bytes are < 1 % of a 64 KiB slice's"),
+    P(flow_passes, COUNT, "4",
+      "solver setting: recompute passes after a change; a flow whose rate "
+      "falls passes the room it leaves to the flows of its other servers "
+      "in the next pass (4: the agreement grid is unchanged from 8)"),
+    P(flow_auto_packets, COUNT, "30000000",
+      "solver setting: --fidelity auto runs flow when the packet model "
+      "would move more than this many MTU packets and stream pieces "
+      "(about 10-20 s of packet simulation on this machine, "
+      "scripts/bench.sh)"),
+    /* ---- validate (issue 11): the host backend's CPU cores as ranks ---- */
+    P(host_core_copy_bw, BW, "6 GB/s",
+      "calibration: one thread's memcpy rate on the dev machine (2 cores, "
+      "64 MiB buffers, best of 5), `ncclsim validate --describe-host` "
+      "reruns it; the streaming rate of a rank of gen \"host\" (a core "
+      "plays a channel's thread block)"),
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -185,6 +206,10 @@ static const param_range range_overrides[] = {
     {"cts_entry_bytes", 1, 4096, "1 B .. 4 KiB"},
     {"ib_timeout_unit_ps", 1e3, 1e12, "1 ns .. 1 s"},
     {"qp_rate_limit_mbps", 0, 1e7, "0 .. 10000000 Mb/s (0: none)"},
+    /* flow fidelity: at least one pass; auto from one packet to 10^15 */
+    {"flow_control_bytes", 0, 65536, "0 .. 64 KiB"},
+    {"flow_passes", 1, 64, "1 .. 64 passes"},
+    {"flow_auto_packets", 1, 1e15, "1 .. 10^15 packets"},
     {NULL, 0, 0, NULL},
 };
 
@@ -375,6 +400,8 @@ double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen)
     if (strncmp(gen, "b2", 2) == 0 || strncmp(gen, "gb", 2) == 0 ||
         strncmp(gen, "b3", 2) == 0)
         return p->b200_hbm_bw / (double)p->b200_sm_count;
+    if (strcmp(gen, "host") == 0) /* validate's host backend: a CPU core */
+        return p->host_core_copy_bw;
     return p->other_hbm_bw / (double)p->other_sm_count;
 }
 

@@ -67,6 +67,12 @@ typedef struct nsim_params {
     /* RC receiver-not-ready (harden-faults) */
     uint64_t ib_min_rnr_timer;
     uint64_t ib_rnr_retry;
+    /* flow fidelity (models/flow.h) */
+    uint64_t flow_control_bytes; /* pieces this small are delays only */
+    uint64_t flow_passes;        /* recompute passes per change */
+    uint64_t flow_auto_packets;  /* --fidelity auto: flow above this */
+    /* host backend (validate): a CPU core as a rank */
+    double host_core_copy_bw;
 } nsim_params;
 
 typedef enum nsim_param_kind {

@@ -526,6 +526,8 @@ static const char *short_name(const char *k)
         return "QPs";
     if (strcmp(k, "nchannels") == 0)
         return "channels";
+    if (strcmp(k, "channel_mode") == 0)
+        return "mode";
     if (strncmp(k, "NCCL_IB_", 8) == 0)
         return k + 8;
     if (strncmp(k, "NCCL_", 5) == 0)
@@ -571,6 +573,18 @@ static void title_of(gbuf *b, const ptable *t, const nsim_plot_opts *o,
     gp(b, "\n");
 }
 
+static void fmt_size(uint64_t size, char *sz, size_t len)
+{
+    if (size >= (1ull << 30) && size % (1ull << 30) == 0)
+        snprintf(sz, len, "%llu GiB", (unsigned long long)(size >> 30));
+    else if (size >= (1u << 20) && size % (1u << 20) == 0)
+        snprintf(sz, len, "%llu MiB", (unsigned long long)(size >> 20));
+    else if (size >= 1024 && size % 1024 == 0)
+        snprintf(sz, len, "%llu KiB", (unsigned long long)(size >> 10));
+    else
+        snprintf(sz, len, "%llu B", (unsigned long long)size);
+}
+
 static int script_curves(gbuf *b, ptable *t, const nsim_plot_opts *o,
                          const char *to)
 {
@@ -586,14 +600,17 @@ static int script_curves(gbuf *b, ptable *t, const nsim_plot_opts *o,
              t->nfiles > 1 ? "several sweeps" : t->names[0]);
     title_of(b, t, o, what, var, nv);
     size_axis(b);
-    gp(b, "set ylabel '%s'\nset key outside right top font ',9' "
-          "spacing 0.9\n", metric_col(o->metric));
+    gp(b, "set ylabel '%s'\n", metric_col(o->metric));
     if (o->metric == NSIM_METRIC_TIME)
         gp(b, "set logscale y 10\n");
     else
         gp(b, "set yrange [0:*]\n");
     /* one datablock per configuration (file, point), in the file's order */
     gbuf plot = {0};
+    uint64_t top = 0;
+    size_t longest = 0;
+    for (size_t i = 0; i < t->n; i++)
+        top = t->rows[i].size > top ? t->rows[i].size : top;
     for (size_t i = 0; i < t->n;) {
         size_t j = i;
         while (j < t->n && t->rows[j].point == t->rows[i].point &&
@@ -612,6 +629,11 @@ static int script_curves(gbuf *b, ptable *t, const nsim_plot_opts *o,
                t->rows[i].knob[var[v]]);
         if (lab.s == NULL)
             gp(&lab, "%s", t->names[t->rows[i].file]);
+        if (t->rows[j - 1].size < top) { /* a point that failed part-way */
+            char sz[32];
+            fmt_size(t->rows[j - 1].size, sz, sizeof sz);
+            gp(&lab, " (stops at %s)", sz);
+        }
         /* two knobs: colour by the last, dashes by the first */
         size_t color = nseries, dash = 0;
         if (nv >= 2) {
@@ -622,6 +644,8 @@ static int script_curves(gbuf *b, ptable *t, const nsim_plot_opts *o,
             color = value_index(t, var[0], t->rows[i].knob[var[0]], seen_a, &na);
             dash = t->rows[i].file;
         }
+        if (lab.s != NULL && strlen(lab.s) > longest)
+            longest = strlen(lab.s);
         gp(&plot, "%s$s%zu using 1:2 with linespoints lw 1.6 lc %zu dt %zu "
                   "pt 7 ps 0.45 title ",
            nseries ? ", \\\n     " : "plot ", nseries, color % 8 + 1,
@@ -633,6 +657,10 @@ static int script_curves(gbuf *b, ptable *t, const nsim_plot_opts *o,
         if (na >= 4096 || nb >= 4096)
             break;
     }
+    /* long labels go below the plot, short ones beside it */
+    gp(b, "%s\n", longest > 30 ? "set key below font ',9' spacing 0.9"
+                               : "set key outside right top font ',9' "
+                                 "spacing 0.9");
     gp(b, "%s\n", plot.s ? plot.s : "");
     int oom = plot.oom;
     free(plot.s);
@@ -746,14 +774,7 @@ static int script_heatmap(gbuf *b, ptable *t, const nsim_plot_opts *o,
     int var[MAX_KNOBS] = {kx, ky};
     char what[320];
     char sz[32];
-    if (size >= (1ull << 30) && size % (1ull << 30) == 0)
-        snprintf(sz, sizeof sz, "%llu GiB", (unsigned long long)(size >> 30));
-    else if (size >= (1u << 20) && size % (1u << 20) == 0)
-        snprintf(sz, sizeof sz, "%llu MiB", (unsigned long long)(size >> 20));
-    else if (size >= 1024 && size % 1024 == 0)
-        snprintf(sz, sizeof sz, "%llu KiB", (unsigned long long)(size >> 10));
-    else
-        snprintf(sz, sizeof sz, "%llu B", (unsigned long long)size);
+    fmt_size(size, sz, sizeof sz);
     snprintf(what, sizeof what, "%s at %s: %s", metric_col(o->metric), sz,
              t->names[0]);
     title_of(b, t, o, what, var, 2);

@@ -23,6 +23,12 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
             (unsigned long long)m->seed);
     if (m->time_note != NULL)
         fprintf(f, "# %s\n", m->time_note);
+    if (m->fidelity != NULL && strcmp(m->fidelity, "packet") != 0)
+        fprintf(f, "# fidelity %s%s\n", m->fidelity,
+                strcmp(m->fidelity, "auto") == 0
+                    ? " (flow where the packet model would be slow; each "
+                      "row's is in --json and --timing)"
+                    : " (each WR and slice one flow, max-min shared)");
     fprintf(f, "#\n");
     fprintf(f, "#                                                              "
                "out-of-place                       in-place          \n");
@@ -87,6 +93,8 @@ static cJSON *meta_json(const nsim_report_meta *m)
     cJSON_AddNumberToObject(o, "qps_per_connection", m->qps_per_conn);
     cJSON_AddNumberToObject(o, "buffsize", (double)m->buffsize);
     cJSON_AddNumberToObject(o, "seed", (double)m->seed);
+    if (m->fidelity != NULL && strcmp(m->fidelity, "packet") != 0)
+        cJSON_AddStringToObject(o, "fidelity", m->fidelity);
     return o;
 }
 
@@ -109,7 +117,9 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
             (cJSON_AddStringToObject(o, "algorithm", r->algo) &&
              cJSON_AddStringToObject(o, "protocol", r->proto))) &&
            (r->pred_us < 0 ||
-            cJSON_AddNumberToObject(o, "nccl_predicted_us", r->pred_us));
+            cJSON_AddNumberToObject(o, "nccl_predicted_us", r->pred_us)) &&
+           (r->fidelity == NULL || strcmp(r->fidelity, "packet") == 0 ||
+            cJSON_AddStringToObject(o, "fidelity", r->fidelity));
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,

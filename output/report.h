@@ -29,6 +29,7 @@ typedef struct nsim_report_meta {
     int show_pred;
     int analytic;          /* --mode analytic: NCCL's predictions */
     const char *time_note; /* a header line on what "time" is, or NULL */
+    const char *fidelity; /* NULL or "packet": not printed (the default) */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

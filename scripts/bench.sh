@@ -2,6 +2,7 @@
 # Benchmarks (Release build): the event engine alone on the hold model,
 # then whole simulations. Prints figures; never fails on speed.
 set -e
+if [ "${1:-}" = "--scale" ]; then shift; exec sh "$(dirname "$0")/bench_scale.sh" "$@"; fi
 cd "$(dirname "$0")/.."
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
@@ -13,5 +14,5 @@ echo "== 1 GiB ring AllReduce, two DGX H100 (16 GPUs, NDR rails), target < 5 s"
 ./build/ncclsim run scenarios/dgx-h100-2node-allreduce.json -b 1G -e 1G --quiet --timing
 echo "== the same, 4 QPs per connection"
 ./build/ncclsim run scenarios/dgx-h100-2node-allreduce.json -b 1G -e 1G --qps 4 --quiet --timing
-echo "== scaling (scripts/bench_scale.sh; --scale adds 64 nodes and AllToAll)"
-sh scripts/bench_scale.sh ${1:+"$1"}
+echo "== packet level at scale (scripts/bench_packet.sh; its --scale adds 64 nodes and AllToAll)"
+sh scripts/bench_packet.sh

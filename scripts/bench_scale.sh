@@ -1,77 +1,78 @@
 #!/bin/sh
-# Packet-level scaling (issue 12): ring AllReduce 1 GiB (--algo Ring) on
-# DGX H100 rail fat trees of 2 and 16 nodes, and 64 with --scale (minutes);
-# then the 16-node AllToAll 64 MiB with --scale. Per run: ranks, events,
-# wall and CPU seconds, events per CPU second, peak RSS; then the exponent
-# of wall (and CPU) time against ranks from a least-squares fit of the logs
-# (1: linear in the work). Prints figures; never fails on speed.
-#   scripts/bench_scale.sh [--scale] [NCCLSIM]
+# Scale benchmarks in flow fidelity (issue 12 item 4): clusters of DGX H100
+# nodes on a rail fat tree, built with `ncclsim topo build`. Prints, per
+# run: ranks, wall seconds, CPU seconds, engine events and peak RSS, then
+# the exponents of wall time, CPU time and events vs ranks (least squares
+# on log-log) for the ring series. Never fails on speed; a run over its time limit is "cut".
+#
+#   sh scripts/bench.sh --scale            the targets (long: minutes)
+#   sh scripts/bench.sh --scale --quick    ring series up to 512 ranks
+#   NSIM_SCALE_LIMIT=600                   seconds per run before the cut
 set -e
 cd "$(dirname "$0")/.."
-scale=0
-if [ "$1" = "--scale" ]; then scale=1; shift; fi
-bin=${1:-./build/ncclsim}
-nodes="2 16"
-[ $scale = 1 ] && nodes="2 16 64"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
-have_time=0
-[ -x /usr/bin/time ] && have_time=1
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+quick=0
+for a in "$@"; do [ "$a" = "--quick" ] && quick=1; done
+limit=${NSIM_SCALE_LIMIT:-600}
+dir=$(mktemp -d /tmp/ncclsim-scale.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+bin=./build/ncclsim
 
-# one LABEL RANKS SCENARIO ARGS...: prints "LABEL RANKS EVENTS WALL CPU RSS_MB"
-one() {
-    label=$1 ranks=$2
-    shift 2
-    if [ $have_time = 1 ]; then
-        /usr/bin/time -f "TIME %e %U %M" "$bin" run "$@" --quiet --timing \
-            >"$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+# scenario NODES COLL SIZE -> path of a scenario on that cluster
+scenario() {
+    topo="$dir/c$1.topo.json"
+    [ -f "$topo" ] || $bin topo build --nodes "$1" --node-preset dgx-h100 \
+        --fabric rail-fat-tree -o "$topo" >/dev/null
+    s="$dir/c$1-$2-$3.json"
+    printf '{"format": "ncclsim-scenario", "version": 1, "name": "c%s", ' \
+        "$1" >"$s"
+    printf '"topology": "%s", "collective": "%s", "datatype": "float", ' \
+        "$topo" "$2" >>"$s"
+    printf '"op": "sum", "min_bytes": "%s", "max_bytes": "%s", ' "$3" "$3" >>"$s"
+    printf '"fidelity": "flow"}\n' >>"$s"
+    echo "$s"
+}
+
+# run LABEL NODES COLL SIZE TARGET_S [run options...]
+run() {
+    label=$1 nodes=$2 coll=$3 size=$4 target=$5
+    shift 5
+    s=$(scenario "$nodes" "$coll" "$size")
+    ranks=$((nodes * 8))
+    out="$dir/out"
+    if timeout "$limit" /usr/bin/time -f "%e %U %M" -o "$dir/time" \
+        $bin run "$s" --quiet --timing "$@" 2>"$out"; then
+        set -- $(cat "$dir/time")
+        ev=$(sed -n 's/.* \([0-9]*\) events.*/\1/p' "$out" | tail -1)
+        printf '%-34s %7d %9.2f %9.2f %12s %8.0f MB  (target < %s s)\n' \
+            "$label" "$ranks" "$1" "$2" "$ev" "$(($3 / 1024))" "$target"
+        [ "$label" = ring ] && echo "$ranks $1 $2 $ev" >>"$dir/fit"
     else
-        "$bin" run "$@" --quiet --timing >"$tmp/out" 2>&1 ||
-            { cat "$tmp/out"; return 1; }
+        printf '%-34s %7d %9s %9s %12s %11s  (target < %s s): %s\n' \
+            "$label" "$ranks" "cut" "-" "-" "-" "$target" \
+            "$(tail -1 "$out" | cut -c1-100)"
     fi
-    awk -v l="$label" -v r="$ranks" '
-        /# timing:/ { w = $5; ev = $8 }
-        /^TIME/     { cpu = $3; rss = $4 / 1024 }
-        END {
-            if (cpu == "") { cpu = w; rss = -1 }
-            printf "%s %d %d %.3f %.3f %.1f\n", l, r, ev, w, cpu, rss
-        }' "$tmp/out"
+    return 0
 }
 
-scenario() { # NODES COLLECTIVE SIZE
-    "$bin" topo build --nodes "$1" --node-preset dgx-h100 \
-        --fabric rail-fat-tree -o "$tmp/c$1.json" >/dev/null
-    cat >"$tmp/$2$1.json" <<JSON
-{"format": "ncclsim-scenario", "version": 1, "name": "$2 $1 nodes",
- "topology": "c$1.json", "collective": "$2", "datatype": "float",
- "op": "sum", "min_bytes": "$3", "max_bytes": "$3", "seed": 1}
-JSON
-}
-
-for n in $nodes; do
-    scenario "$n" all_reduce_perf 1G
-    one ring "$((n * 8))" "$tmp/all_reduce_perf$n.json" --algo Ring \
-        >>"$tmp/rows"
-done
-if [ $scale = 1 ]; then
-    scenario 16 alltoall_perf 64M
-    one alltoall 128 "$tmp/alltoall_perf16.json" >>"$tmp/rows"
+printf '%-34s %7s %9s %9s %12s %11s\n' "# run (flow fidelity)" ranks "wall s" \
+    "cpu s" events "peak RSS"
+for n in 16 32 64; do run ring "$n" all_reduce_perf 1G - --algo Ring; done
+if [ $quick = 0 ]; then
+    run ring 128 all_reduce_perf 1G 3 --algo Ring
+    run ring 512 all_reduce_perf 1G 7 --algo Ring
+    run "alltoall 64 MiB" 128 alltoall_perf 64M 30
+    run "NCCL default allreduce 1 GiB" 16384 all_reduce_perf 1G 60
 fi
-
-echo "== packet level: ring AllReduce 1 GiB and AllToAll 64 MiB, DGX H100 rail fat tree"
-awk '
-    { printf "%-9s %6d ranks %11d events %9.2f s wall %9.2f s cpu %7.2f M ev/cpu-s %8.1f MB rss\n",
-             $1, $2, $3, $4, $5, $3 / ($5 > 0 ? $5 : 1e-9) / 1e6, $6 }
-    $1 == "ring" { n++; x = log($2); sx += x; sxx += x * x
-                   yw = log($4 > 0 ? $4 : 1e-9); yc = log($5 > 0 ? $5 : 1e-9)
-                   sw += yw; sxw += x * yw; sc += yc; sxc += x * yc
-                   ev[n] = $3 / ($5 > 0 ? $5 : 1e-9); rk[n] = $2 }
-    END {
-        if (n >= 2) {
-            d = n * sxx - sx * sx
-            printf "ring: wall time ~ ranks^%.2f, cpu time ~ ranks^%.2f (1: linear)\n",
-                   (n * sxw - sx * sw) / d, (n * sxc - sx * sc) / d
-            printf "ring: events per cpu second at %d ranks / at %d ranks: %.2f (target >= 0.70)\n",
-                   rk[n], rk[1], ev[n] / ev[1]
-        }
-    }' "$tmp/rows"
+# exponent of column c against ranks: least squares on log-log
+fit() {
+    awk -v c="$1" -v what="$2" '{x = log($1); y = log($c); n++; sx += x
+          sy += y; sxx += x * x; sxy += x * y}
+         END {if (n > 1) printf "# ring: %s ~ ranks^%.2f over %d runs (least squares, log-log)\n", what, (n * sxy - sx * sy) / (n * sxx - sx * sx), n}' "$dir/fit"
+}
+if [ -f "$dir/fit" ]; then
+    fit 2 "wall"
+    fit 3 "cpu"
+    fit 4 "events"
+fi

@@ -2,9 +2,10 @@
 # Installs what ncclsim needs on Debian 12 (as root), when missing.
 # Build: cmake, gcc, pkg-config; libraries: GSL, cJSON, CUnit, libxml2;
 # run time: gnuplot (optional: plots are skipped without it); MPI
-# (optional: sweep --mpi): libopenmpi-dev openmpi-bin.
+# (optional: sweep --mpi): libopenmpi-dev openmpi-bin; libibverbs-dev builds
+# validate's verbs backend (CUDA and NCCL are optional, not installed here).
 set -e
-pkgs="build-essential cmake pkg-config libgsl-dev libcjson-dev libcunit1-dev libxml2-dev gnuplot-nox libopenmpi-dev openmpi-bin"
+pkgs="build-essential cmake pkg-config libgsl-dev libcjson-dev libcunit1-dev libxml2-dev gnuplot-nox libopenmpi-dev openmpi-bin libibverbs-dev"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -51,6 +51,7 @@ enum pkind {
 #define TAG_PSN(t) ((uint32_t)(t))
 
 #define NONE UINT64_MAX
+#define FLOW_MSG_MTU (1u << 31) /* > SLOT_BYTES: every WR one "packet" */
 #define MAX_WR 32768u    /* hw 4.2: max_qp_wr */
 /* Queues and CQs start with room for RING_MIN entries and double (up to
  * their depth) when what is outstanding fills them: memory follows what is
@@ -151,6 +152,20 @@ struct nsim_qp {
     nsim_time read_delay, rread_delay;
     uint32_t local_mem; /* device holding the buffers it reads */
     uint32_t mtu, mtu_attr;
+    /* flow fidelity: a message is one packet of the QP's (mtu is
+     * FLOW_MSG_MTU) and one flow over read ++ net ++ write paths, cut in
+     * wire_mtu packets for its header and ACK costs */
+    uint32_t wire_mtu;
+    uint32_t *flow_path, nflow;
+    /* flows may finish out of order, the wire is FIFO: messages are handed
+     * to the responder in PSN order (parked until their turn) */
+    uint32_t flow_key, flow_dpsn;
+    uint32_t flow_busy; /* flow_key of the message on the wire, or 0: the
+                         * QP sends its messages one after the other */
+    int flow_pipe;      /* the next message's DMA read overlapped the last
+                         * one's wire time (the HCA reads ahead) */
+    nsim_piece *park;
+    uint32_t park_cap; /* power of two */
     int in_ready;
     nsim_qp_counters st;
     nsim_qp_land_fn *land_fn; /* responder side: a WR landed in memory */
@@ -269,6 +284,8 @@ static void free_paths(nsim_qp *q)
     free(q->lwrite_path);
     q->read_path = q->net_path = q->write_path = NULL;
     q->ack_path = q->rread_path = q->lwrite_path = NULL;
+    free(q->flow_path);
+    q->flow_path = NULL;
 }
 
 void nsim_hca_destroy(nsim_hca *h)
@@ -283,6 +300,7 @@ void nsim_hca_destroy(nsim_hca *h)
         free(q->sq);
         free(q->rq);
         free(q->lq);
+        free(q->park);
         free_paths(q);
         free(q);
     }
@@ -627,6 +645,20 @@ static int setup_paths(nsim_qp *qp, nsim_qp *remote, uint32_t local_mem,
     qp->local_mem = local_mem;
     NSIM_TRY(read_delay(rh, remote_mem, &qp->rread_delay, err));
     qp->remote = remote;
+    qp->wire_mtu = qp->mtu;
+    if (nsim_fabric_is_flow(h->fab)) {
+        uint32_t n = qp->nread + qp->nnet + qp->nwrite;
+        qp->flow_path = malloc((n + 1) * sizeof *qp->flow_path);
+        if (qp->flow_path == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "hca: out of memory");
+        memcpy(qp->flow_path, qp->read_path, qp->nread * sizeof(uint32_t));
+        memcpy(qp->flow_path + qp->nread, qp->net_path,
+               qp->nnet * sizeof(uint32_t));
+        memcpy(qp->flow_path + qp->nread + qp->nnet, qp->write_path,
+               qp->nwrite * sizeof(uint32_t));
+        qp->nflow = n;
+        qp->mtu = FLOW_MSG_MTU;
+    }
     return NSIM_OK;
 }
 
@@ -839,9 +871,16 @@ static void ready_push(nsim_hca *h, nsim_qp *q)
     q->in_ready = 1;
 }
 
+static uint32_t flow_key(const nsim_qp *q)
+{
+    return ((uint32_t)q->epoch << 8 | q->gen) + 1;
+}
+
 static int qp_has_ready_work(const nsim_qp *q)
 {
     if (q->state != NSIM_QPS_RTS || q->rnr_wait || q->sq_next == q->sq_tail)
+        return 0;
+    if (q->flow_busy != 0 && q->flow_busy == flow_key(q))
         return 0;
     const wr_ent *e = SQ_AT(q, q->sq_next);
     if (!e->fetched)
@@ -1099,6 +1138,105 @@ static void rate_wait(nsim_qp *q, uint64_t wire_bytes)
     q->next_tx_ps = start + wire_bytes * 8000000ull / q->rate_mbps;
 }
 
+static void on_wire_done(nsim_sim *sim, nsim_piece *p);
+
+static uint64_t wire_packets(const nsim_qp *q, uint64_t bytes)
+{
+    return bytes ? (bytes + q->wire_mtu - 1) / q->wire_mtu : 1;
+}
+
+/* Flow fidelity: the whole message reaches the responder's memory as one
+ * flow; what the responder does on the wire then happens at once. */
+static int park(nsim_qp *q, const nsim_piece *p)
+{
+    uint32_t psn = TAG_PSN(p->tag), cap = q->park_cap;
+    if (psn - q->flow_dpsn >= cap) {
+        uint32_t ncap = cap ? cap : 16;
+        while (psn - q->flow_dpsn >= ncap)
+            ncap *= 2;
+        nsim_piece *n = calloc(ncap, sizeof *n);
+        if (n == NULL)
+            return NSIM_ENOMEM;
+        for (uint32_t i = 0; i < cap; i++)
+            if (q->park[i].ctx != NULL)
+                n[TAG_PSN(q->park[i].tag) & (ncap - 1)] = q->park[i];
+        free(q->park);
+        q->park = n;
+        q->park_cap = cap = ncap;
+    }
+    q->park[psn & (cap - 1)] = *p;
+    return NSIM_OK;
+}
+
+static void on_flow_done(nsim_sim *sim, nsim_piece *p)
+{
+    nsim_qp *q = p->ctx;
+    nsim_hca *h = q->h;
+    h->st.packets_tx += wire_packets(q, p->bytes);
+    h->st.bytes_tx += p->bytes;
+    if (TAG_EPOCH(p->tag) != (q->epoch & 15u) || TAG_GEN(p->tag) != q->gen ||
+        q->flow_key != flow_key(q))
+        return; /* of an abandoned pass */
+    uint32_t psn = TAG_PSN(p->tag);
+    if (psn != q->flow_dpsn) {
+        if (psn - q->flow_dpsn < (1u << 30) && park(q, p) != NSIM_OK)
+            oom(h);
+        return;
+    }
+    uint8_t epoch = q->epoch;
+    on_wire_done(sim, p);
+    q->flow_dpsn++;
+    while (q->park_cap && q->epoch == epoch && q->flow_key == flow_key(q)) {
+        nsim_piece *n = &q->park[q->flow_dpsn & (q->park_cap - 1)];
+        if (n->ctx == NULL || TAG_PSN(n->tag) != q->flow_dpsn)
+            break;
+        nsim_piece w = *n;
+        n->ctx = NULL;
+        on_wire_done(sim, &w);
+        q->flow_dpsn++;
+    }
+}
+
+/* The message's bytes have left: the QP's next one may start. */
+static void on_flow_drained(nsim_sim *sim, nsim_piece *p)
+{
+    nsim_qp *q = p->ctx;
+    (void)sim;
+    if (q->flow_busy == flow_key(q)) {
+        q->flow_busy = 0;
+        q->flow_pipe = 1;
+        wake(q);
+        q->flow_pipe = 0;
+    }
+}
+
+static int send_flow(nsim_hca *h, nsim_qp *q, const wr_ent *e, nsim_piece *p,
+                     uint64_t n, uint32_t flags, uint32_t psn, uint64_t idx)
+{
+    if (q->flow_key != flow_key(q)) {
+        /* a new pass (first send, a rewind, a reset): deliver from here */
+        q->flow_key = flow_key(q);
+        q->flow_dpsn = psn;
+        for (uint32_t i = 0; i < q->park_cap; i++)
+            q->park[i].ctx = NULL;
+    }
+    *p = (nsim_piece){q->flow_path, q->nflow, 0, n, flags, on_flow_done, q,
+                      TAG(PK_DATA, q->epoch, q->gen, idx, psn),
+                      q->flow_pipe ? 0
+                      : e->lmr     ? e->lmr->read_delay
+                                   : q->read_delay,
+                      NULL};
+    q->st.packets += wire_packets(q, n);
+    q->st.bytes += n;
+    if (q->rate_mbps)
+        rate_wait(q, n + wire_packets(q, n) * h->p->ib_header_bytes);
+    timer_start(q);
+    if (n > h->p->flow_control_bytes)
+        q->flow_busy = flow_key(q);
+    return nsim_fabric_send_unit(h->fab, p, q->wire_mtu, q->nread,
+                                 on_flow_drained);
+}
+
 /* Cuts the next packet of q's current WR (a READ: its request) and starts
  * its DMA read. */
 static int send_packet(nsim_hca *h, nsim_qp *q)
@@ -1129,6 +1267,8 @@ static int send_packet(nsim_hca *h, nsim_qp *q)
         flags |= NSIM_PIECE_READ;
     nsim_piece *p;
     NSIM_TRY(nsim_fabric_piece(h->fab, &p));
+    if (q->flow_path != NULL && !rd && mem == q->local_mem)
+        return send_flow(h, q, e, p, n, flags, psn, idx);
     /* a READ request passes the DMA pipe empty, to stay behind earlier
      * packets */
     *p = (nsim_piece){e->lmr && !rd ? e->lmr->to_nic : q->read_path,
@@ -1336,6 +1476,15 @@ static void rx_data(nsim_qp *q, nsim_qp *r, nsim_piece *p)
     r->nak_sent = 0;
     r->st.rx_packets++;
     ack_maybe(q, r, p->tag, last);
+    if (q->flow_path != NULL && p->path == q->flow_path) {
+        /* flow fidelity: the flow ran through to memory already */
+        nsim_piece w = {.bytes = p->bytes, .hdr_flags = p->hdr_flags,
+                        .ctx = r,
+                        .tag = TAG(PK_LAND, r->epoch, 0, 0, r->rx_rec)};
+        r->st.rx_packets += wire_packets(q, p->bytes) - 1;
+        on_land(r->h->sim, &w);
+        return;
+    }
     nsim_piece *w;
     if (nsim_fabric_piece(r->h->fab, &w) != NSIM_OK) {
         oom(r->h);

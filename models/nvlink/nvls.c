@@ -268,7 +268,7 @@ static int send_pieces(nvls_group *g, const uint32_t *path, uint32_t nhops,
 {
     uint64_t chunk = g->env->params->stream_chunk_bytes;
     if (npieces != NULL)
-        *npieces = nsim_fabric_npieces(bytes, chunk);
+        *npieces = nsim_fabric_stream_npieces(g->env->fab, bytes, chunk);
     return nsim_fabric_send_stream(g->env->fab, path, nhops, bytes, chunk,
                                    done, ctx, tag, NSIM_PIECE_MULTIMEM);
 }
@@ -325,7 +325,7 @@ static int reduce(nvls_group *g, uint32_t slot)
         return send_pieces(g, &g->to_gpu[head], 1, b, on_reduced, red, slot,
                            &red->pieces_left[slot]);
     }
-    np = nsim_fabric_npieces(b, chunk);
+    np = nsim_fabric_stream_npieces(g->env->fab, b, chunk);
     for (uint32_t r = 0; r < g->n; r++)
         g->mc_left[slot * g->n + r] = np;
     return send_pieces(g, &g->head_path[2 * head], 2, b, on_head_store, g,
@@ -355,7 +355,7 @@ static int nvls_send(void *state, uint32_t sm_server, uint64_t bytes,
         /* NVLSTree: the head's j-th chunk goes to its down slot */
         nvls_group *g = c->g;
         uint64_t chunk = g->env->params->stream_chunk_bytes;
-        uint32_t np = nsim_fabric_npieces(bytes, chunk);
+        uint32_t np = nsim_fabric_stream_npieces(g->env->fab, bytes, chunk);
         slot = c->rank * SLOTS + (uint32_t)(seq % SLOTS);
         for (uint32_t r = 0; r < g->n; r++)
             g->mc_left[slot * g->n + r] = np;

@@ -149,7 +149,8 @@ static int p2p_send(void *state, uint32_t sm_server, uint64_t bytes,
     uint64_t chunk = pr->stream_chunk_bytes;
     uint64_t slice = c->sent++;
     c->path[0] = sm_server;
-    c->pieces_left[slice % MAX_INFLIGHT] = nsim_fabric_npieces(bytes, chunk);
+    c->pieces_left[slice % MAX_INFLIGHT] =
+        nsim_fabric_stream_npieces(c->env->fab, bytes, chunk);
     NSIM_TRY(nsim_fabric_send_stream(c->env->fab, c->path, c->nhops, bytes,
                                      chunk, on_piece, c, slice, 0));
     *sm_done = nsim_fabric_free_at(c->env->fab, sm_server);

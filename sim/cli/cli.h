@@ -97,5 +97,6 @@ int nsim_cmd_calibrate(int argc, char **argv);
 int nsim_cmd_sweep(int argc, char **argv);
 int nsim_cmd_plot(int argc, char **argv);
 int nsim_cmd_explain(int argc, char **argv);
+int nsim_cmd_validate(int argc, char **argv);
 
 #endif

@@ -33,8 +33,8 @@ extern char **environ;
 enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
        OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH, OPT_CSV, OPT_PLOT,
-       OPT_TRACE, OPT_GDUMP, OPT_PARAMS, OPT_TRACE_CAP, OPT_MAXEV,
-       OPT_MAXMEM };
+       OPT_TRACE, OPT_GDUMP, OPT_PARAMS, OPT_TRACE_CAP,
+       OPT_FIDELITY, OPT_MAXEV, OPT_MAXMEM };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -80,6 +80,7 @@ static const struct option run_long[] = {
     {"compare-graph", required_argument, NULL, OPT_CMPGRAPH},
     {"graph-dump", no_argument, NULL, OPT_GDUMP},
     {"params", required_argument, NULL, OPT_PARAMS},
+    {"fidelity", required_argument, NULL, OPT_FIDELITY},
     {"max-events", required_argument, NULL, OPT_MAXEV},
     {"max-memory", required_argument, NULL, OPT_MAXMEM},
     {NULL, 0, NULL, 0},
@@ -282,6 +283,11 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
         return 0;
     case 'g':
         return parse_count(cmd, "-g", arg, 1024, &s->gpus_per_thread);
+    case OPT_FIDELITY:
+        if (nsim_fidelity_parse(arg, &s->fidelity) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--fidelity: expected packet, flow or "
+                                       "auto, got '%s'", arg);
+        return 0;
     case 't': case 'n': case 'w': case 'm': case 'c': case 'z':
     case 'a': case 'N': case 'p': case 'R':
         return note_ignored(cmd, c, arg);
@@ -344,6 +350,7 @@ nsim_report_meta nsim_cli_meta(const nsim_scenario *s, int tuning)
         s->qps_per_conn, s->buffsize, s->seed,
         nsim_coll_has_root(s->coll) ? (int)s->root : -1,
         !s->algo_set || !s->proto_set || tuning, tuning};
+    m.fidelity = nsim_fidelity_name(s->fidelity);
     return m;
 }
 
@@ -358,10 +365,12 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
     }
     if (ro->timing)
         fprintf(stderr, "# timing: %llu B: %.3f s wall, %llu events, "
-                        "%.2f M events/s\n",
+                        "%.2f M events/s%s%s\n",
                 (unsigned long long)r->size, r->wall_s,
                 (unsigned long long)r->events,
-                (double)r->events / r->wall_s / 1e6);
+                (double)r->events / r->wall_s / 1e6,
+                strcmp(r->fidelity, "packet") ? ", fidelity " : "",
+                strcmp(r->fidelity, "packet") ? r->fidelity : "");
 }
 
 /* --stats / --debug: the last (largest) size in detail. */

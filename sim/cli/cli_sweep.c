@@ -40,6 +40,9 @@ typedef struct sweep_cli {
     int noutputs;
     int jobs, resume, mpi, quiet, analytic, keep_going;
     size_t nfailed;
+    const char *from[64]; /* --from FILE: rows of points already run */
+    int nfrom;
+    size_t shard, nshards, skipped; /* --shard I/N */
     int argc;      /* run's options and the scenario, for nsim_cli_load_run */
     char **argv;
     char name[128];
@@ -279,7 +282,10 @@ static int full_io(int fd, void *buf, size_t len, int wr)
 static void worker_main(sweep_cli *c, int cmd, int res)
 {
     uint32_t point;
+    /* the parent's temporary files are the parent's to remove */
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     while (full_io(cmd, &point, sizeof point, 0) == 0) {
         nsim_err err = {0};
         nsim_sweep_row *r = NULL;
@@ -448,6 +454,23 @@ static int run_parallel(sweep_cli *c, nsim_err *err)
 /* --- MPI: points split over ranks, rows gathered on rank 0 --- */
 
 #ifdef NSIM_HAVE_MPI
+/* A rank done with its points waits for the others without spinning (an
+ * MPI collective busy-polls, taking a core from the ranks still
+ * simulating when ranks share cores). */
+static void idle_barrier(void)
+{
+    MPI_Request req;
+    int done = 0;
+    struct timespec ms = {0, 5000000};
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    for (;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        nanosleep(&ms, NULL);
+    }
+}
+
 static int run_mpi(sweep_cli *c, int rank, int size, nsim_err *err)
 {
     int rc = NSIM_OK, any = 0;
@@ -475,6 +498,7 @@ static int run_mpi(sweep_cli *c, int rank, int size, nsim_err *err)
         free(r);
     }
     int mine = rc != NSIM_OK;
+    idle_barrier();
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
         if (!mine)
@@ -577,6 +601,27 @@ static int parse_args(sweep_cli *c, int argc, char **argv, nsim_err *err)
             c->resume = 1;
         } else if (strcmp(a, "--mpi") == 0) {
             c->mpi = 1;
+        } else if (strcmp(a, "--from") == 0 || strcmp(a, "--shard") == 0) {
+            if (i + 1 >= argc)
+                return usage_value(a);
+            const char *val = argv[++i];
+            if (a[2] == 'f') {
+                if (c->nfrom == 64)
+                    return nsim_cli_usage("sweep", "--from: at most 64 files");
+                c->from[c->nfrom++] = val;
+            } else {
+                char *e1, *e2;
+                unsigned long si = strtoul(val, &e1, 10), sn = 0;
+                if (e1 != val && *e1 == '/')
+                    sn = strtoul(e1 + 1, &e2, 10);
+                if (e1 == val || *e1 != '/' || sn < 1 || sn > 100000 ||
+                    *e2 != '\0' || si >= sn || val[0] == '-')
+                    return nsim_cli_usage("sweep", "--shard: expected I/N "
+                                                   "with 0 <= I < N, got '%s'",
+                                          val);
+                c->shard = si;
+                c->nshards = sn;
+            }
         } else if (strcmp(a, "--keep-going") == 0 || strcmp(a, "-k") == 0) {
             c->keep_going = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
@@ -595,6 +640,9 @@ static int parse_args(sweep_cli *c, int argc, char **argv, nsim_err *err)
                 return nsim_cli_usage("sweep", "--resume reads the output "
                                                "back: -o - cannot be resumed");
     }
+    if (c->mpi && c->nshards > 1)
+        return nsim_cli_usage("sweep", "--shard and --mpi both split the "
+                                       "points: use one");
     if (c->mpi && c->jobs > 1)
         return nsim_cli_usage("sweep", "--mpi runs one process per rank: "
                                        "start more ranks instead of -j");
@@ -616,20 +664,24 @@ static int point_sizes(sweep_cli *c, uint32_t point, size_t *n, nsim_err *err)
     return rc;
 }
 
-/* --resume: the rows of the points already in the first output. */
-static int resume(sweep_cli *c, nsim_err *err)
+/* The rows of the points that are complete in path (--resume: the
+ * first output; --from: a shard's output); a point already done is not
+ * taken twice. */
+static int read_done(sweep_cli *c, const char *path, int forget,
+                     nsim_err *err)
 {
     nsim_sweep_row *r = NULL;
     size_t n = 0;
-    if (access(c->outputs[0], F_OK) != 0)
-        return NSIM_OK; /* nothing yet: a fresh sweep */
-    NSIM_TRY(nsim_sweep_read(c->sw, c->outputs[0], &r, &n, err));
-    nsim_inputs_forget(c->outputs[0]); /* read back to be rewritten */
+    NSIM_TRY(nsim_sweep_read(c->sw, path, &r, &n, err));
+    if (forget)
+        nsim_inputs_forget(path); /* read back to be rewritten */
     nsim_sweep_sort_rows(r, n);
     int rc = NSIM_OK;
     for (size_t i = 0, j; i < n && rc == NSIM_OK; i = j) {
         for (j = i; j < n && r[j].point == r[i].point; j++)
             ;
+        if (c->done[r[i].point])
+            continue;
         /* a point counts as done when all of its sizes are there */
         size_t want = 0;
         rc = point_sizes(c, r[i].point, &want, err);
@@ -641,6 +693,22 @@ static int resume(sweep_cli *c, nsim_err *err)
     }
     free(r);
     return rc;
+}
+
+static int resume(sweep_cli *c, nsim_err *err)
+{
+    for (int i = 0; i < c->nfrom; i++)
+        NSIM_TRY(read_done(c, c->from[i], 0, err));
+    if (c->resume && access(c->outputs[0], F_OK) == 0)
+        NSIM_TRY(read_done(c, c->outputs[0], 1, err));
+    /* --shard I/N: the others' points count as done here */
+    if (c->nshards > 1)
+        for (size_t p = 0; p < c->npoints; p++)
+            if (!c->done[p] && p % c->nshards != c->shard) {
+                c->done[p] = 1;
+                c->skipped++;
+            }
+    return NSIM_OK;
 }
 
 static int sweep_main(sweep_cli *c, int argc, char **argv, int rank,
@@ -662,14 +730,15 @@ static int sweep_main(sweep_cli *c, int argc, char **argv, int rank,
     c->npoints = nsim_sweep_npoints(c->sw);
     if ((c->done = calloc(c->npoints, 1)) == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "out of memory"), -1;
-    if (rank == 0 && c->resume && resume(c, err) != NSIM_OK)
+    if (rank == 0 && resume(c, err) != NSIM_OK)
         return -1;
-    c->ntodo = c->npoints - c->ndone;
+    c->ntodo = c->npoints - c->ndone - c->skipped;
     c->t0 = c->last_write = now_s();
     c->progress = rank == 0 && !c->quiet && isatty(STDERR_FILENO);
-    if (rank == 0 && c->resume && c->ndone)
+    if (rank == 0 && c->ndone)
         fprintf(stderr, "sweep: resuming: %zu of %zu points already in %s\n",
-                c->ndone, c->npoints, c->outputs[0]);
+                c->ndone, c->npoints,
+                c->nfrom ? "the --from files" : c->outputs[0]);
     if (c->mpi) {
 #ifdef NSIM_HAVE_MPI
         c->ntodo = (c->ntodo + (size_t)nranks - 1 - (size_t)rank) /

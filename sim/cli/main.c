@@ -73,6 +73,9 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --nchannels N          force N channels (NCCL_MIN/MAX_NCHANNELS)\n"
      "  --qps N                QPs per connection (NCCL_IB_QPS_PER_CONNECTION)\n"
      "  --seed N               random seed\n"
+     "  --fidelity F           packet (default), flow (every WR and slice\n"
+     "                         one max-min shared flow: for 1,000+ GPUs) or\n"
+     "                         auto (flow where packet would be slow)\n"
      "  --params FILE          model constants over the scenario's (a\n"
      "                         params file, e.g. ncclsim calibrate -o)\n"
      "  --graph GRAPH.xml      replay NCCL's dumped rings and NICs\n"
@@ -149,6 +152,11 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --resume           skip the points already in the (first) output\n"
      "  --mpi              under mpirun: points split over the ranks, rank 0\n"
      "                     gathers and writes (built when MPI is found)\n"
+     "  --shard I/N        run only the points p with p % N == I (a Slurm\n"
+     "                     array task; scripts/slurm_sweep_array.sh)\n"
+     "  --from FILE        take the points FILE holds (a shard's output; may\n"
+     "                     be repeated): merging the shards with the same\n"
+     "                     --set options gives the single-machine output\n"
      "  --keep-going, -k   a point that fails is reported and the sweep goes\n"
      "                     on (the sizes it ran are kept; exit status 1)\n"
      "  --quiet            no progress bar (shown only when stderr is a tty)\n"
@@ -182,6 +190,35 @@ const nsim_cmd nsim_cli_commands[] = {
      "  steady, drain) and what NCCL's tuner would pick instead\n"
      "  --json FILE   the same figures as JSON (\"ncclsim-explain\")\n",
      nsim_cmd_explain},
+    {"validate", "--backend B SCENARIO",
+     "execute the plans on real hardware (host, cuda, nccl, verbs)",
+     "ncclsim validate --backend host|cuda|nccl|verbs SCENARIO [OPTIONS]\n"
+     "  runs the scenario's plan at each size on real hardware, timed as\n"
+     "  nccl-tests times it, and prints measured and simulated time\n"
+     "  --plan PLAN.json       play this plan (from `ncclsim plan`) instead\n"
+     "                         of planning; refused if it does not fit\n"
+     "  -o, --output FILE      the measurement (\"ncclsim-measurement\")\n"
+     "  -n N, -w N, -c 0|1     timed iterations (20), warm-up (5), check\n"
+     "  --op OP                the reduction (-o is the output here)\n"
+     "  --trace FILE           Chrome trace of one executed op, per rank and\n"
+     "                         channel, as `run --trace` draws the simulated\n"
+     "  --timeout S            bound of every wait (30 s)\n"
+     "  host:  --processes     a process per rank (fork, shared memory)\n"
+     "                         instead of threads of one process\n"
+     "  verbs: --hosts H:P --rank R --token T   one process per rank;\n"
+     "                         rank 0 listens on H:P; under mpirun the rank\n"
+     "                         comes from OMPI_COMM_WORLD_RANK / PMI_RANK\n"
+     "  nccl:  --nccl-lib PATH libnccl.so to dlopen\n"
+     "  cuda:  --microbench -o F  one GPU's block copy/reduce rates,\n"
+     "                         launch overhead, pinned PCIe rates; F is also\n"
+     "                         a params file (--params F) of what they imply\n"
+     "  and every option of `ncclsim run` (-b -e -f -d --nchannels ...)\n"
+     "ncclsim validate --describe-host -o TOPO.json [--ranks N] [--bw BW]\n"
+     "        [--scenario-out SCENARIO.json]\n"
+     "  this machine as a topology: cores as ranks, memory links at the\n"
+     "  measured rate of all cores copying at once, one core's measured\n"
+     "  memcpy rate as host_core_copy_bw (--bw BW: that rate, links 2 BW)\n",
+     nsim_cmd_validate},
     {"params", "[FILE]", "print every model constant with its source",
      "ncclsim params [FILE]\n  prints the parameter table (with FILE's "
      "overrides applied) as JSON\n",

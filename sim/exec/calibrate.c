@@ -27,6 +27,7 @@ typedef struct candidate {
     const char *name;
     double lo, hi;
     const char *pins;
+    int explicit_only; /* fitted only when --fit names it */
 } candidate;
 
 static const candidate candidates[] = {
@@ -66,6 +67,10 @@ static const candidate candidates[] = {
      "HCA read efficiency: large multi-host sizes"},
     {"cts_entry_bytes", 8, 4096,
      "CTS cost: multi-host SendRecv of 64 KiB - 4 MiB"},
+    /* validate (issue 11): the host backend's cores as ranks */
+    {"host_core_copy_bw", 0.1e9, 200e9,
+     "one core's copy rate: large sizes of `ncclsim validate --backend "
+     "host` on a --describe-host topology", 1},
 };
 #define NCAND (sizeof candidates / sizeof *candidates)
 
@@ -499,6 +504,14 @@ static int run_fit(problem *pb, const nsim_calib_opts *o, double *x,
     return NSIM_OK;
 }
 
+/* "name (why), ..." for the one-line error when nothing is left. */
+static void add_brief(char *b, size_t len, const char *name, const char *why)
+{
+    size_t u = strlen(b);
+    if (u + 1 < len)
+        snprintf(b + u, len - u, "%s%s (%s)", u ? ", " : "", name, why);
+}
+
 int nsim_calibrate(nsim_scenario **scen,
                    const nsim_measure_series *const *series, size_t n,
                    const nsim_calib_opts *o, nsim_calib_result *res,
@@ -506,6 +519,7 @@ int nsim_calibrate(nsim_scenario **scen,
 {
     memset(res, 0, sizeof *res);
     gsl_set_error_handler_off();
+    char brief[400] = "";
     problem pb = {0};
     pb.scen = scen;
     pb.nscen = n;
@@ -532,12 +546,14 @@ int nsim_calibrate(nsim_scenario **scen,
                                 "nvls_multimem_pct_sm90, "
                                 "nvlink_response_bytes, "
                                 "pcie_read_completion_bytes, "
-                                "hca_dma_read_outstanding, cts_entry_bytes");
+                                "hca_dma_read_outstanding, cts_entry_bytes, "
+                                "host_core_copy_bw");
             names[nn++] = o->fit[i];
         }
     } else {
         for (size_t i = 0; i < NCAND && nn < NSIM_CALIB_MAX_PARAMS; i++)
-            names[nn++] = candidates[i].name;
+            if (!candidates[i].explicit_only)
+                names[nn++] = candidates[i].name;
     }
     for (size_t j = 0; j < nn; j++) {
         pb.c[j] = cand_of(names[j]);
@@ -644,6 +660,10 @@ int nsim_calibrate(nsim_scenario **scen,
                               msg);
             else
                 note(res, "not fitted: %s", msg);
+            add_brief(brief, sizeof brief, pb.c[j]->name,
+                      why[j] == 1   ? "no effect"
+                      : why[j] == 3 ? "fewer sizes than constants"
+                                    : "collinear");
             for (size_t k = 0; k < n; k++) /* back to its default */
                 pset(&scen[k]->params, pb.pi[j], before[j]);
         }
@@ -652,7 +672,7 @@ int nsim_calibrate(nsim_scenario **scen,
     }
     if (rc == NSIM_OK && pb.np == 0)
         rc = NSIM_ERR(err, NSIM_ECONFIG, "calibrate: the measurements pin "
-                      "none of the constants:\n%s", res->notes);
+                      "none of the constants tried: %s", brief);
     if (rc == NSIM_OK && pb.npts <= pb.np)
         rc = NSIM_ERR(err, NSIM_ECONFIG, "calibrate: %zu measured sizes "
                       "cannot pin %zu constants: give more sizes "
@@ -696,6 +716,8 @@ int nsim_calibrate(nsim_scenario **scen,
             break;
         }
         note(res, "not fitted: %s", msg);
+        add_brief(brief, sizeof brief, pb.c[drop]->name,
+                  "95% interval covers its bounds");
         /* the dropped constant goes back to its default everywhere */
         for (size_t k = 0; k < n; k++)
             pset(&scen[k]->params, pb.pi[drop], before[drop]);
@@ -709,7 +731,9 @@ int nsim_calibrate(nsim_scenario **scen,
         pb.ncache = 0; /* keyed by the fitted set, which changed */
         if (pb.np == 0)
             rc = NSIM_ERR(err, NSIM_ECONFIG, "calibrate: the measurements "
-                          "pin none of the constants:\n%s", res->notes);
+                          "pin none of the constants tried: %s (more "
+                          "sizes, or measurements of other sizes, would)",
+                          brief);
     }
     if (rc == NSIM_OK) {
         res->nfit = pb.np;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <malloc.h>
 
 #include "models/fabric.h"
 #include "models/tracelog.h"
@@ -571,6 +570,22 @@ static void conn_cost(nsim_topo *t, const nsim_plan *p, const nsim_params *pr,
     *per_piece = 1.0 + route_hops(t, ga, gb);
 }
 
+/* Bytes of state for the plan's connections and thread blocks (counts
+ * them into e). */
+static uint64_t estimate_memory(const nsim_plan *plan, nsim_exec_estimate *e)
+{
+    e->net_conns = e->local_conns = 0;
+    for (uint32_t c = 0; c < plan->nconns; c++) {
+        if (plan->conns[c].transport == NSIM_TRANSPORT_NET)
+            e->net_conns++;
+        else
+            e->local_conns++;
+    }
+    return EST_FIXED_BYTES + (uint64_t)e->net_conns * EST_NET_CONN_BYTES +
+           (uint64_t)e->local_conns * EST_LOCAL_CONN_BYTES +
+           (uint64_t)plan->nlanes * EST_LANE_BYTES;
+}
+
 int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,
                             const nsim_params *params,
                             nsim_exec_estimate *out, nsim_err *err)
@@ -584,13 +599,8 @@ int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,
         free(cost);
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     }
-    for (uint32_t c = 0; c < plan->nconns; c++) {
+    for (uint32_t c = 0; c < plan->nconns; c++)
         conn_cost(topo, plan, params, c, &unit[c], &cost[c]);
-        if (plan->conns[c].transport == NSIM_TRANSPORT_NET)
-            out->net_conns++;
-        else
-            out->local_conns++;
-    }
     for (uint32_t i = 0; i < plan->nlanes; i++) {
         lane_rt l = {.pl = &plan->lanes[i]};
         lane_conns(&l);
@@ -612,10 +622,7 @@ int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,
         }
     }
     out->events = (uint64_t)ev;
-    out->memory = EST_FIXED_BYTES +
-                  (uint64_t)out->net_conns * EST_NET_CONN_BYTES +
-                  (uint64_t)out->local_conns * EST_LOCAL_CONN_BYTES +
-                  (uint64_t)plan->nlanes * EST_LANE_BYTES;
+    out->memory = estimate_memory(plan, out);
     free(unit);
     free(cost);
     return NSIM_OK;
@@ -675,7 +682,13 @@ static int check_budget(exec *ex, nsim_topo *topo, const nsim_params *params,
     nsim_exec_default_budget(&dev, &dmem);
     *max_ev = opts->max_events ? opts->max_events : dev;
     *max_mem = opts->max_memory ? opts->max_memory : dmem;
-    NSIM_TRY(nsim_exec_estimate_plan(topo, ex->plan, params, &e, err));
+    /* the event estimate is the packet level's; flow runs far fewer, and
+     * the engine's count still bounds them */
+    memset(&e, 0, sizeof e);
+    if (opts->fidelity == NSIM_FIDELITY_FLOW)
+        e.memory = estimate_memory(ex->plan, &e);
+    else
+        NSIM_TRY(nsim_exec_estimate_plan(topo, ex->plan, params, &e, err));
     if (*max_ev != UINT64_MAX && e.events > *max_ev) {
         fmt_count(need, sizeof need, e.events);
         fmt_count(have, sizeof have, *max_ev);
@@ -744,6 +757,8 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
         rc = check_budget(&ex, topo, params, opts, &max_ev, &max_mem, err);
     if (rc == NSIM_OK)
         rc = nsim_fabric_create(ex.sim, topo, params, &ex.fab, err);
+    if (rc == NSIM_OK && opts->fidelity == NSIM_FIDELITY_FLOW)
+        rc = nsim_fabric_set_flow(ex.fab, err);
     if (rc == NSIM_OK)
         rc = setup(&ex, topo, params, opts, err);
     if (rc == NSIM_OK)
@@ -765,16 +780,6 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
     if (rc != NSIM_OK && ex.sim != NULL &&
         nsim_sim_error(ex.sim)->code == NSIM_EBUDGET)
         rc = budget_hit(&ex, max_ev, max_mem, opts, err);
-    if (getenv("NSIM_DBG_EST")) {
-        nsim_exec_estimate e;
-        struct mallinfo2 mi = mallinfo2();
-        if (nsim_exec_estimate_plan(topo, plan, params, &e, NULL) == 0)
-            fprintf(stderr, "EST events %llu actual %llu ratio %.3f | mem est %llu charged %llu heap %zu net %u local %u peak %llu\n",
-                    (unsigned long long)e.events, (unsigned long long)nsim_sim_get_counters(ex.sim).events_run,
-                    (double)nsim_sim_get_counters(ex.sim).events_run / (double)e.events,
-                    (unsigned long long)e.memory, (unsigned long long)nsim_sim_charged(ex.sim), mi.uordblks + mi.hblkhd, e.net_conns, e.local_conns,
-                    (unsigned long long)nsim_sim_get_counters(ex.sim).peak_pending);
-    }
     if (rc == NSIM_OK && ex.lanes_left != 0)
         rc = NSIM_ERR(err, NSIM_ESIM,
                       "simulation stalled: %u of %u thread blocks never "
@@ -799,4 +804,23 @@ void nsim_exec_result_free(nsim_exec_result *res)
     nsim_xport_stats_free(&res->xport);
     res->conns = NULL;
     res->links = NULL;
+}
+
+const char *nsim_fidelity_name(nsim_fidelity f)
+{
+    return f == NSIM_FIDELITY_FLOW   ? "flow"
+           : f == NSIM_FIDELITY_AUTO ? "auto"
+                                     : "packet";
+}
+
+int nsim_fidelity_parse(const char *s, nsim_fidelity *out)
+{
+    static const nsim_fidelity all[] = {NSIM_FIDELITY_PACKET, NSIM_FIDELITY_FLOW,
+                                        NSIM_FIDELITY_AUTO};
+    for (unsigned i = 0; i < 3; i++)
+        if (strcmp(s, nsim_fidelity_name(all[i])) == 0) {
+            *out = all[i];
+            return NSIM_OK;
+        }
+    return NSIM_EINVAL;
 }

@@ -75,6 +75,18 @@ typedef struct nsim_exec_result {
     nsim_time link_sample_ps; /* interval of the link samples */
 } nsim_exec_result;
 
+/* How the models move data (README "Fidelity"): packet, MTU packets and
+ * stream pieces hop by hop; flow, every WR or slice is one flow shared
+ * max-min fairly (models/flow.h); auto, flow above
+ * nsim_params.flow_auto_packets packets (nsim_run_size decides). */
+typedef enum nsim_fidelity {
+    NSIM_FIDELITY_PACKET,
+    NSIM_FIDELITY_FLOW,
+    NSIM_FIDELITY_AUTO,
+} nsim_fidelity;
+const char *nsim_fidelity_name(nsim_fidelity f);
+int nsim_fidelity_parse(const char *s, nsim_fidelity *out);
+
 typedef struct nsim_exec_opts {
     uint64_t seed;
     int want_stats;
@@ -86,6 +98,7 @@ typedef struct nsim_exec_opts {
     uint32_t gpus_per_thread;
     int want_trace; /* record every op's start and end */
     size_t trace_cap; /* with want_trace: records kept (0: default) */
+    nsim_fidelity fidelity; /* packet or flow (auto is resolved before) */
     /* Budgets: 0 takes the machine's default (nsim_exec_default_budget),
      * UINT64_MAX none. A run estimated to need more stops before it
      * starts, one that gets there while running stops then; both fail

@@ -582,13 +582,23 @@ static int is_measurement_json(const char *text, size_t len)
 
 /* One file into tmp: its series, or (INFO log only) its facts. */
 static int import_file(nsim_measure *tmp, const char *path,
+                       const char *given, size_t given_len,
                        const nsim_measure_import_opts *o,
                        nsim_measure_logfacts *facts, int *log_only,
                        nsim_err *err)
 {
     char *text = NULL;
     size_t len = 0;
-    NSIM_TRY(nsim_read_file(path, &text, &len, err));
+    if (given != NULL) { /* a NUL-terminated copy, as the file reader's */
+        text = malloc(given_len + 1);
+        if (text == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "measurement: out of memory");
+        memcpy(text, given, given_len);
+        text[given_len] = '\0';
+        len = given_len;
+    } else {
+        NSIM_TRY(nsim_read_file(path, &text, &len, err));
+    }
     size_t before = nsim_measure_nseries(tmp);
     int rc = NSIM_OK;
     *log_only = 0;
@@ -687,8 +697,28 @@ static int apply_user(nsim_measure_series *s,
     return NSIM_OK;
 }
 
+static int import_many(nsim_measure *m, char *const *files, size_t nfiles,
+                       const char *text, size_t len,
+                       const nsim_measure_import_opts *o, nsim_err *err);
+
 int nsim_measure_import(nsim_measure *m, char *const *files, size_t nfiles,
                         const nsim_measure_import_opts *o, nsim_err *err)
+{
+    return import_many(m, files, nfiles, NULL, 0, o, err);
+}
+
+int nsim_measure_import_text(nsim_measure *m, const char *text, size_t len,
+                             const char *source,
+                             const nsim_measure_import_opts *o,
+                             nsim_err *err)
+{
+    char *names[1] = {(char *)(source ? source : "input")};
+    return import_many(m, names, 1, text, len, o, err);
+}
+
+static int import_many(nsim_measure *m, char *const *files, size_t nfiles,
+                       const char *text, size_t len,
+                       const nsim_measure_import_opts *o, nsim_err *err)
 {
     nsim_measure *tmp = NULL;
     NSIM_TRY(nsim_measure_create(&tmp, err));
@@ -698,7 +728,8 @@ int nsim_measure_import(nsim_measure *m, char *const *files, size_t nfiles,
                  ? NSIM_OK
                  : NSIM_ERR(err, NSIM_ENOMEM, "measurement: out of memory");
     for (size_t i = 0; rc == NSIM_OK && i < nfiles; i++)
-        rc = import_file(tmp, files[i], o, &facts[i], &log_only[i], err);
+        rc = import_file(tmp, files[i], text, len, o, &facts[i],
+                         &log_only[i], err);
     /* logs without a table complete every series of the import */
     for (size_t i = 0; rc == NSIM_OK && i < nfiles; i++) {
         if (!log_only[i])

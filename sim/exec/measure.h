@@ -96,6 +96,13 @@ NSIM_NODISCARD int nsim_measure_import(nsim_measure *m, char *const *files,
                                        const nsim_measure_import_opts *o,
                                        nsim_err *err);
 
+/* The same for one text in memory (source names it in messages; for
+ * tests and fuzzing). */
+NSIM_NODISCARD int nsim_measure_import_text(nsim_measure *m, const char *text,
+                                            size_t len, const char *source,
+                                            const nsim_measure_import_opts *o,
+                                            nsim_err *err);
+
 /* The schema's reader (checks everything) and writer. */
 NSIM_NODISCARD int nsim_measure_load(const char *path, nsim_measure **out,
                                      nsim_err *err);

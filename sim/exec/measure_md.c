@@ -18,6 +18,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,7 +272,10 @@ static int read_table(mdread *r, mdtable *t, size_t *pos, int *lineno)
         return 0;
     /* which columns become series: with named tests, the first column of
      * each test; else every column with a unit */
-    nsim_measure_series *ser[MAX_CELLS] = {0};
+    /* series by index: a new series may move the others */
+    size_t ser[MAX_CELLS];
+    for (int j = 0; j < MAX_CELLS; j++)
+        ser[j] = SIZE_MAX;
     size_t first = nsim_measure_nseries(r->m);
     int used[MAX_CELLS] = {0};
     for (int j = 1; j < t->ncol; j++) {
@@ -330,11 +334,12 @@ static int read_table(mdread *r, mdtable *t, size_t *pos, int *lineno)
                                 "Gbps or us)", r->source, *lineno,
                                 t->head[j].s, bad[0] ? ", not " : "", bad);
             }
-            if (ser[j] == NULL) {
-                ser[j] = nsim_measure__series_new(r->m, r->source);
-                if (ser[j] == NULL)
+            if (ser[j] == SIZE_MAX) {
+                nsim_measure_series *s =
+                    nsim_measure__series_new(r->m, r->source);
+                if (s == NULL)
                     return NSIM_ERR(r->err, NSIM_ENOMEM, "out of memory");
-                nsim_measure_series *s = ser[j];
+                ser[j] = nsim_measure_nseries(r->m) - 1;
                 s->line = *lineno;
                 snprintf(s->label, sizeof s->label, "%s", t->head[j].s);
                 if (perftest) {
@@ -355,7 +360,8 @@ static int read_table(mdread *r, mdtable *t, size_t *pos, int *lineno)
                     }
                 }
             }
-            nsim_measure_row *row = nsim_measure__row_new(ser[j]);
+            nsim_measure_row *row =
+                nsim_measure__row_new(nsim_measure__series_mut(r->m, ser[j]));
             if (row == NULL)
                 return NSIM_ERR(r->err, NSIM_ENOMEM, "out of memory");
             row->size = size;

@@ -40,7 +40,26 @@ static void fill_row(const nsim_scenario *s, uint64_t bytes, double t_us,
     double bus = alg * nsim_coll_busbw_factor(s->coll, n);
     (void)nsim_coll_test_bytes(s->coll, n, s->type_size, bytes, &count);
     *row = (nsim_run_row){bytes, count, nch, t_us, alg, bus, t_us, alg,
-                          bus, 0, 0, NULL, NULL, -1};
+                          bus, 0, 0, NULL, NULL, -1, "packet"};
+}
+
+/* Packets and stream pieces the packet model would move at this size:
+ * the collective's bus bytes on every rank, in MTU-sized packets. */
+double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes)
+{
+    uint32_t n = nsim_topo_nranks(s->topo);
+    double bus = (double)bytes * nsim_coll_busbw_factor(s->coll, n);
+    return bus * (double)n / 4096.0;
+}
+
+nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
+{
+    if (s->fidelity != NSIM_FIDELITY_AUTO)
+        return s->fidelity;
+    return nsim_run_packets_estimate(s, bytes) >
+                   (double)s->params.flow_auto_packets
+               ? NSIM_FIDELITY_FLOW
+               : NSIM_FIDELITY_PACKET;
 }
 
 static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
@@ -54,8 +73,11 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     NSIM_TRY(nsim_scenario_fault_plan(s, s->nchannels, &fp, err));
     nsim_exec_opts eo = {s->seed, o->keep, &s->net, &fp, s->gpus_per_thread,
                          o->keep && o->want_trace, o->trace_cap,
-                         s->max_events, s->max_memory};
+                         NSIM_FIDELITY_PACKET, s->max_events,
+                         s->max_memory};
     int rc = nsim_plan_build(s->topo, req, &plan, err);
+    if (rc == NSIM_OK)
+        eo.fidelity = nsim_run_fidelity(s, bytes);
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
     if (rc != NSIM_OK) {
@@ -73,6 +95,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                                  : res.time_ps;
     fill_row(s, bytes, (double)t / 1e6, plan->nchannels, row);
     row->events = res.events;
+    row->fidelity = nsim_fidelity_name(eo.fidelity);
     req->proto = plan->req.proto; /* the planner's for p2p */
     if (o->keep && kept_plan != NULL && kept_res != NULL) {
         *kept_plan = plan;

@@ -31,6 +31,7 @@ typedef struct nsim_run_row {
     double wall_s;
     const char *algo, *proto; /* what was run (tuner's pick or forced) */
     double pred_us;           /* NCCL's predicted time, < 0: none */
+    const char *fidelity;     /* "packet" or "flow": what ran */
 } nsim_run_row;
 
 typedef struct nsim_run_opts {
@@ -63,6 +64,12 @@ NSIM_NODISCARD int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o,
  * without the ones below 16 B per rank. *out is malloc'd. */
 NSIM_NODISCARD int nsim_run_sizes(const nsim_scenario *s, uint64_t **out,
                                   size_t *n, nsim_err *err);
+
+/* The fidelity a size runs at: the scenario's, or with auto flow when
+ * the packet model would move more than params.flow_auto_packets packets
+ * (nsim_run_packets_estimate: bus bytes x ranks / 4 KiB). */
+nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes);
+double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes);
 
 /* nccl-tests' byte count for a requested size (0: below what the
  * collective can split). */

@@ -22,7 +22,7 @@ static const char *const top_keys[] = {
     "step_factor", "step_bytes", "nchannels", "qps_per_connection",
     "buffsize", "protocol",  "algorithm",  "channel_mode", "env",
     "seed",     "params",    "root",      "faults",   "failover",
-    "failover_channels", "gpus_per_thread", NULL};
+    "failover_channels", "gpus_per_thread", "fidelity", NULL};
 
 static const char *const fault_keys[] = {"at", "kind", "channel", "from",
                                          "to", "qp", "nic", "a", "b", "bw",
@@ -441,6 +441,10 @@ static int read_enum(const nsim_jctx *c, const cJSON *root, const char *key,
 }
 
 static int parse_coll(const char *v, void *out) { return nsim_coll_parse(v, out); }
+static int parse_fidelity(const char *v, void *out)
+{
+    return nsim_fidelity_parse(v, out);
+}
 static int parse_mode(const char *v, void *out)
 {
     nsim_channel_mode *m = out;
@@ -584,6 +588,8 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
                 mark_env(s, knob_env[k].env[e]);
     NSIM_TRY(read_enum(c, root, "channel_mode", parse_mode, &s->channel_mode,
                        "dedicated or shared"));
+    NSIM_TRY(read_enum(c, root, "fidelity", parse_fidelity, &s->fidelity,
+                       "packet, flow or auto"));
     v = 1;
     NSIM_TRY(nsim_jget_int(c, root, "", "seed", 0, 0, INT64_MAX / 2, &v));
     s->seed = (uint64_t)v;

@@ -115,3 +115,8 @@ nsim_expect(cli.measure.import_conflict 1
       ${M}/40_h100-2node-ndr-allreduce-ring-underperf-issue290.txt -o cli_measure_conflict.json
   ERR "the file says NCCL_ALGO=RING, --env says Tree"
   NO_FILE cli_measure_conflict.json)
+nsim_expect(cli.calibrate.nothing_pinned 1
+  CMD ${NCCLSIM} calibrate ${NV4} ${M}/43_a100-nv4-2gpu-p2p-sendrecv-ncclinfo-issue331.txt
+      --max-size 4M --sizes 2 --try proxy_action_ps,p2p_step_sync_ps -o cli_calibrate_none.json
+  ERR "^ncclsim: calibrate: the measurements pin none of the constants tried: proxy_action_ps \\(no effect\\), p2p_step_sync_ps \\(95% interval covers its bounds\\)[^\n]*\n$"
+  NO_FILE cli_calibrate_none.json)

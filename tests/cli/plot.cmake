@@ -65,3 +65,8 @@ nsim_expect(cli.plot.compare_ncclsim_json 0
             CMD ${NCCLSIM} plot ${P}/compare-h100.json --kind compare -o x.png
             --script -
             OUT "\\$c0 << EOD\n33554432 331\\.187 321\\.104 3\\.14026\n.*busbw: 02_h100-1node-8gpu-allreduce-xxrjun\\.txt'")
+# a configuration that failed part-way (sweep -k) says where it stops
+nsim_expect(cli.plot.curves_partial 0
+            CMD ${NCCLSIM} plot ${P}/sweep-seed-shared.csv --kind curves -o c.png
+            --script -
+            OUT "title 'mode=shared QPs=1 \\(stops at 1 MiB\\)'.*set key below|set key below.*title 'mode=shared QPs=1 \\(stops at 1 MiB\\)'")

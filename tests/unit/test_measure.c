@@ -137,7 +137,31 @@ static void test_failed_import_keeps_set(void)
     nsim_measure_destroy(m);
 }
 
+static void test_import_text(void)
+{
+    nsim_err err = {0};
+    nsim_measure *m = NULL;
+    static const char text[] =
+        "[1,0]<stdout>:#  size count type redop root time algbw busbw "
+        "#wrong time algbw busbw #wrong\n"
+        "[1,0]<stdout>:  1024  256  float  sum  -1[1,0]<stdout>:  10.00 "
+        " 0.10  0.20  0[1,0]<stdout>:  11.00  0.09  0.19  0\n";
+    NSIM_ASSERT_OK(nsim_measure_create(&m, &err));
+    NSIM_ASSERT_OK(nsim_measure_import_text(m, text, strlen(text), "mem",
+                                            NULL, &err));
+    const nsim_measure_series *s = nsim_measure_series_at(m, 0);
+    CU_ASSERT_EQUAL_FATAL(s->nrows, 1);
+    CU_ASSERT_DOUBLE_EQUAL(s->rows[0].col[1].time_us, 11.0, 1e-12);
+    /* bytes past len are not read: a cut text is a cut row */
+    CU_ASSERT_NOT_EQUAL(nsim_measure_import_text(m, text, strlen(text) - 20,
+                                                 "cut", NULL, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cut:2: truncated table"));
+    CU_ASSERT_EQUAL(nsim_measure_nseries(m), 1);
+    nsim_measure_destroy(m);
+}
+
 CU_TestInfo nsim_test_measure[] = {
+    {"import from memory", test_import_text},
     {"nccl-tests values", test_nccl_tests_values},
     {"launcher tags and INFO facts", test_tags_and_info},
     {"vendor size labels", test_vendor_labels},

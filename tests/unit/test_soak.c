@@ -61,6 +61,8 @@ typedef enum outcome {
 typedef struct result {
     outcome out;
     uint64_t time_ps, events;
+    uint64_t failovers, dup_pieces; /* failovers that happened; pieces
+                                     * that came twice and were ignored */
     char msg[600];
 } result;
 
@@ -232,6 +234,9 @@ static void run_plan(uint64_t seed, const char *dir, result *out)
                                                                   : OUT_BAD;
         out->time_ps = res.time_ps;
         out->events = res.events;
+        out->failovers = res.xport.nfailovers;
+        for (uint32_t i = 0; i < res.nconns; i++)
+            out->dup_pieces += res.conns[i].xport.dup_pieces;
         nsim_exec_result_free(&res);
         nsim_plan_destroy(plan);
     } else if (rc == NSIM_ECONFIG) {
@@ -251,10 +256,13 @@ static void test_soak(void)
     char dir[] = "/tmp/nsim-soak-XXXXXX";
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
     uint32_t n[4] = {0}, bad = 0;
+    uint64_t failovers = 0, dups = 0;
     for (uint64_t seed = 1; seed <= SOAK_PLANS; seed++) {
         result r, again;
         run_plan(seed, dir, &r);
         n[r.out]++;
+        failovers += r.failovers;
+        dups += r.dup_pieces;
         if (r.out == OUT_BAD && bad++ < 12)
             fprintf(stderr, "\n  soak plan %llu: %s",
                     (unsigned long long)seed, r.msg);
@@ -271,9 +279,12 @@ static void test_soak(void)
         fprintf(stderr, "\n  soak: plans kept in %s", dir);
     fprintf(stderr,
             "\n  soak: %u plans: %u completed exactly once, %u stopped with "
-            "the fault report, %u refused, %u stalled or wrong\n",
+            "the fault report, %u refused, %u stalled or wrong; %llu "
+            "failovers in the completed runs, %llu pieces that came twice "
+            "ignored\n",
             SOAK_PLANS, n[OUT_DONE], n[OUT_FAULT], n[OUT_REFUSED],
-            n[OUT_BAD]);
+            n[OUT_BAD], (unsigned long long)failovers,
+            (unsigned long long)dups);
     CU_ASSERT_EQUAL(n[OUT_BAD], 0);
     CU_ASSERT(n[OUT_DONE] + n[OUT_FAULT] >= SOAK_PLANS * 3 / 4);
     CU_ASSERT(n[OUT_DONE] > SOAK_PLANS / 4);

@@ -1,0 +1,780 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * flow.c - flows over the fabric's servers, shared max-min fairly (see
+ * flow.h).
+ *
+ * Each server keeps an array of references (flow, index of the use in the
+ * flow); each use of a flow keeps its position in that array, so a flow
+ * joins and leaves a server in O(1). A recompute is progressive filling
+ * over the working flows (those on a dirty server): every server they use
+ * starts with its bandwidth less the load of the flows outside; the
+ * server with the lowest level (room / summed weights of its unfrozen
+ * flows) saturates first and freezes its flows at that level; levels only
+ * rise as flows freeze, so a heap with lazy deletion gives the order.
+ */
+#include "flow.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLOW_BLOCK 1024u
+#define EPS_REL 1e-9
+#define PROPAGATE_REL 1e-3 /* a fall in rate that is passed on */
+
+typedef struct use {
+    uint32_t srv, pos; /* server, index in its reference array */
+    double coef;       /* server bytes per payload byte */
+} use;
+
+typedef struct flow flow;
+
+typedef struct ref {
+    flow *f;
+    uint32_t u; /* index of the use in f */
+} ref;
+
+struct flow {
+    nsim_piece *p;
+    double rem;          /* payload bytes still to pass */
+    double rate, nrate;  /* payload bytes/s; the recompute's result */
+    nsim_time t_last;    /* when rem was last brought up to date */
+    nsim_time tail;      /* transfer end -> delivery */
+    nsim_piece_fn *drained;
+    nsim_event_handle end;
+    int armed;
+    use *use;
+    uint32_t nuse, cap;
+    uint32_t mark, frozen; /* recompute epochs */
+    uint32_t fifo;       /* its first server + 1 if that one is FIFO */
+    uint8_t live;        /* on its servers */
+    uint8_t fifo_active; /* the one flow of its path through its FIFO */
+    flow *next_free;     /* also: the next flow waiting at a FIFO */
+};
+
+typedef struct srv {
+    ref *r;
+    uint32_t n, cap;
+    /* a thread block or DMA engine (raw, first on its flows' paths) is a
+     * FIFO per path: one flow of a connection at a time passes it, its
+     * next ones wait their turn (other connections' flows share it) */
+    flow *wait_head, *wait_tail;
+    double waiting;      /* bytes of the waiting flows */
+    uint32_t mark, ver;
+    uint8_t dirty, force; /* force: all its flows are recomputed */
+    uint8_t down;
+    uint32_t wcount;      /* uses by the work set (all: s->n) */
+    double bw;            /* cached from the fabric */
+    double load;          /* sum of rate x coef of its flows */
+    double rcap, wsum;
+} srv;
+
+typedef struct hent {
+    double key;
+    uint32_t s, ver;
+} hent;
+
+typedef struct flow_block {
+    struct flow_block *next;
+    flow flows[FLOW_BLOCK];
+} flow_block;
+
+struct nsim_flownet {
+    nsim_fabric *fab;
+    nsim_sim *sim;
+    const nsim_params *p;
+    srv *s;
+    uint32_t ns;
+    flow *free_list;
+    flow_block *blocks;
+    uint32_t *dirty;
+    uint32_t ndirty, dirty_cap;
+    flow **fresh;        /* flows started since the last recompute */
+    uint32_t nfresh, fresh_cap;
+    int pending; /* a recompute is scheduled for this instant */
+    uint32_t epoch;
+    flow **work;
+    uint32_t nwork, work_cap;
+    uint32_t *wsrv;
+    uint32_t nwsrv, wsrv_cap;
+    hent *heap;
+    uint32_t nheap, heap_cap;
+    nsim_flownet_counters st;
+};
+
+static void oom(nsim_flownet *fn)
+{
+    nsim_sim_fail(fn->sim, NSIM_ENOMEM, "flow: out of memory");
+}
+
+/* Grows *arr (of elements of size sz) to hold at least need. */
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t sz)
+{
+    if (need <= *cap)
+        return NSIM_OK;
+    uint32_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *a = realloc(*arr, (size_t)c * sz);
+    if (a == NULL)
+        return NSIM_ENOMEM;
+    *arr = a;
+    *cap = c;
+    return NSIM_OK;
+}
+
+int nsim_flownet_create(nsim_fabric *fab, nsim_sim *sim,
+                        const nsim_params *params, nsim_flownet **out,
+                        nsim_err *err)
+{
+    nsim_flownet *fn = calloc(1, sizeof *fn);
+    if (fn == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "flow: out of memory");
+    fn->fab = fab;
+    fn->sim = sim;
+    fn->p = params;
+    *out = fn;
+    return NSIM_OK;
+}
+
+void nsim_flownet_destroy(nsim_flownet *fn)
+{
+    if (fn == NULL)
+        return;
+    while (fn->blocks != NULL) {
+        flow_block *b = fn->blocks;
+        fn->blocks = b->next;
+        for (uint32_t i = 0; i < FLOW_BLOCK; i++)
+            free(b->flows[i].use);
+        free(b);
+    }
+    for (uint32_t i = 0; i < fn->ns; i++)
+        free(fn->s[i].r);
+    free(fn->s);
+    free(fn->dirty);
+    free(fn->fresh);
+    free(fn->work);
+    free(fn->wsrv);
+    free(fn->heap);
+    free(fn);
+}
+
+nsim_flownet_counters nsim_flownet_get_counters(const nsim_flownet *fn)
+{
+    return fn->st;
+}
+
+/* The fabric may have gained servers (thread blocks) since. */
+static int sync_servers(nsim_flownet *fn)
+{
+    uint32_t n = nsim_fabric_nservers(fn->fab);
+    if (n <= fn->ns)
+        return NSIM_OK;
+    srv *s = realloc(fn->s, (size_t)n * sizeof *s);
+    if (s == NULL)
+        return NSIM_ENOMEM;
+    memset(s + fn->ns, 0, (size_t)(n - fn->ns) * sizeof *s);
+    for (uint32_t i = fn->ns; i < n; i++) {
+        nsim_server_info si = nsim_fabric_server_info(fn->fab, i);
+        s[i].bw = si.bw;
+        s[i].down = (uint8_t)si.down;
+    }
+    fn->s = s;
+    fn->ns = n;
+    return NSIM_OK;
+}
+
+static int flow_get(nsim_flownet *fn, flow **out)
+{
+    if (fn->free_list == NULL) {
+        flow_block *b = calloc(1, sizeof *b);
+        if (b == NULL)
+            return NSIM_ENOMEM;
+        b->next = fn->blocks;
+        fn->blocks = b;
+        for (uint32_t i = FLOW_BLOCK; i-- > 0;) {
+            b->flows[i].next_free = fn->free_list;
+            fn->free_list = &b->flows[i];
+        }
+    }
+    flow *f = fn->free_list;
+    fn->free_list = f->next_free;
+    use *u = f->use;
+    uint32_t cap = f->cap;
+    memset(f, 0, sizeof *f);
+    f->use = u;
+    f->cap = cap;
+    *out = f;
+    return NSIM_OK;
+}
+
+static void flow_put(nsim_flownet *fn, flow *f)
+{
+    f->next_free = fn->free_list;
+    fn->free_list = f;
+}
+
+static void on_recompute(nsim_sim *sim, nsim_event *ev);
+
+static int saturated(const srv *s)
+{
+    return s->down || s->load >= s->bw * (1 - 1e-6);
+}
+
+static void schedule_recompute(nsim_flownet *fn)
+{
+    if (!fn->pending) {
+        fn->pending = 1;
+        if (nsim_sim_schedule(fn->sim, 0, on_recompute, fn, 0, 0, NULL) !=
+            NSIM_OK)
+            oom(fn);
+    }
+}
+
+/* Server s changed: its flows are recomputed if it is saturated then, or
+ * with force in any case. */
+static void mark_dirty(nsim_flownet *fn, uint32_t s, int force)
+{
+    fn->s[s].force |= (uint8_t)force;
+    if (fn->s[s].dirty)
+        return;
+    if (grow((void **)&fn->dirty, &fn->dirty_cap, fn->ndirty + 1,
+             sizeof *fn->dirty) != NSIM_OK) {
+        oom(fn);
+        return;
+    }
+    fn->s[s].dirty = 1;
+    fn->dirty[fn->ndirty++] = s;
+    schedule_recompute(fn);
+}
+
+/* ---- joining and leaving servers ------------------------------------------ */
+
+static int attach(nsim_flownet *fn, flow *f)
+{
+    for (uint32_t i = 0; i < f->nuse; i++) {
+        srv *s = &fn->s[f->use[i].srv];
+        NSIM_TRY(grow((void **)&s->r, &s->cap, s->n + 1, sizeof *s->r));
+        f->use[i].pos = s->n;
+        s->r[s->n++] = (ref){f, i};
+        mark_dirty(fn, f->use[i].srv, 0);
+    }
+    f->live = 1;
+    f->t_last = nsim_sim_now(fn->sim);
+    NSIM_TRY(grow((void **)&fn->fresh, &fn->fresh_cap, fn->nfresh + 1,
+                  sizeof *fn->fresh));
+    fn->fresh[fn->nfresh++] = f;
+    schedule_recompute(fn);
+    return NSIM_OK;
+}
+
+static void detach(nsim_flownet *fn, flow *f)
+{
+    for (uint32_t i = 0; i < f->nuse; i++) {
+        srv *s = &fn->s[f->use[i].srv];
+        uint32_t pos = f->use[i].pos;
+        ref last = s->r[--s->n];
+        if (pos != s->n) {
+            s->r[pos] = last;
+            last.f->use[last.u].pos = pos;
+        }
+        /* its share goes to the others if the server was their limit */
+        mark_dirty(fn, f->use[i].srv, saturated(s));
+        s->load -= f->rate * f->use[i].coef;
+        if (s->n == 0 || s->load < 0)
+            s->load = 0;
+    }
+    f->live = 0;
+    if (f->armed)
+        (void)nsim_sim_cancel(fn->sim, f->end);
+    f->armed = 0;
+}
+
+static void start(nsim_flownet *fn, flow *f);
+
+/* f leaves its FIFO: the next waiting flow of its path starts. */
+static void fifo_next(nsim_flownet *fn, flow *f)
+{
+    if (!f->fifo_active)
+        return;
+    f->fifo_active = 0;
+    srv *s = &fn->s[f->fifo - 1];
+    flow *prev = NULL, *n = s->wait_head;
+    while (n != NULL && n->p->path != f->p->path) {
+        prev = n;
+        n = n->next_free;
+    }
+    if (n == NULL)
+        return;
+    if (prev != NULL)
+        prev->next_free = n->next_free;
+    else
+        s->wait_head = n->next_free;
+    if (s->wait_tail == n)
+        s->wait_tail = prev;
+    s->waiting -= n->rem;
+    n->next_free = NULL;
+    n->fifo_active = 1;
+    start(fn, n);
+}
+
+/* Is a flow of f's path through its FIFO, or waiting there before it? */
+static int fifo_busy(const nsim_flownet *fn, const flow *f)
+{
+    const srv *s = &fn->s[f->fifo - 1];
+    for (uint32_t k = 0; k < s->n; k++) {
+        const flow *g = s->r[k].f;
+        if (g->fifo_active && g->fifo == f->fifo && g->p->path == f->p->path)
+            return 1;
+    }
+    for (const flow *w = s->wait_head; w != NULL; w = w->next_free)
+        if (w->p->path == f->p->path)
+            return 1;
+    return 0;
+}
+
+/* ---- delivery --------------------------------------------------------------- */
+
+static void deliver(nsim_flownet *fn, nsim_piece *p)
+{
+    p->done(fn->sim, p);
+    nsim_fabric_piece_release(fn->fab, p);
+}
+
+static void on_deliver(nsim_sim *sim, nsim_event *ev)
+{
+    (void)sim;
+    deliver(ev->target, (nsim_piece *)(uintptr_t)ev->arg.u64);
+}
+
+static void on_end(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_flownet *fn = ev->target;
+    flow *f = (flow *)(uintptr_t)ev->arg.u64;
+    nsim_piece *p = f->p;
+    nsim_time tail = f->tail;
+    nsim_piece_fn *drained = f->drained;
+    f->armed = 0;
+    detach(fn, f);
+    fifo_next(fn, f);
+    flow_put(fn, f);
+    if (drained != NULL)
+        drained(sim, p);
+    if (tail == 0) {
+        deliver(fn, p);
+        return;
+    }
+    if (nsim_sim_schedule(sim, tail, on_deliver, fn, 0,
+                          (uint64_t)(uintptr_t)p, NULL) != NSIM_OK)
+        oom(fn);
+}
+
+/* Brings rem up to now at the old rate and sets the new one. */
+static void set_rate(nsim_flownet *fn, flow *f, double rate)
+{
+    nsim_time now = nsim_sim_now(fn->sim);
+    f->rem -= f->rate * (double)(now - f->t_last) / (double)NSIM_PS_PER_S;
+    if (f->rem < 0)
+        f->rem = 0;
+    f->t_last = now;
+    for (uint32_t i = 0; i < f->nuse; i++)
+        fn->s[f->use[i].srv].load += (rate - f->rate) * f->use[i].coef;
+    f->rate = rate;
+    if (f->armed)
+        (void)nsim_sim_cancel(fn->sim, f->end);
+    f->armed = 0;
+    if (!(rate > 0))
+        return; /* stalled (a server with no bandwidth) */
+    double dt = ceil(f->rem / rate * (double)NSIM_PS_PER_S);
+    if (nsim_sim_schedule(fn->sim, (nsim_time)dt, on_end, fn, 0,
+                          (uint64_t)(uintptr_t)f, &f->end) != NSIM_OK) {
+        oom(fn);
+        return;
+    }
+    f->armed = 1;
+}
+
+/* ---- the recompute ---------------------------------------------------------- */
+
+static int hless(const hent *a, const hent *b)
+{
+    return a->key < b->key || (a->key == b->key && a->s < b->s);
+}
+
+static int hpush(nsim_flownet *fn, double key, uint32_t s)
+{
+    NSIM_TRY(grow((void **)&fn->heap, &fn->heap_cap, fn->nheap + 1,
+                  sizeof *fn->heap));
+    uint32_t i = fn->nheap++;
+    hent e = {key, s, fn->s[s].ver};
+    while (i > 0) {
+        uint32_t up = (i - 1) / 2;
+        if (!hless(&e, &fn->heap[up]))
+            break;
+        fn->heap[i] = fn->heap[up];
+        i = up;
+    }
+    fn->heap[i] = e;
+    return NSIM_OK;
+}
+
+static hent hpop(nsim_flownet *fn)
+{
+    hent top = fn->heap[0], e = fn->heap[--fn->nheap];
+    uint32_t i = 0, n = fn->nheap;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && hless(&fn->heap[c + 1], &fn->heap[c]))
+            c++;
+        if (!hless(&fn->heap[c], &e))
+            break;
+        fn->heap[i] = fn->heap[c];
+        i = c;
+    }
+    if (n > 0)
+        fn->heap[i] = e;
+    return top;
+}
+
+static double level(const srv *s)
+{
+    return (s->rcap > 0 ? s->rcap : 0) / s->wsum;
+}
+
+static int work_add(nsim_flownet *fn, flow *f)
+{
+    if (f->mark == fn->epoch || !f->live)
+        return NSIM_OK;
+    f->mark = fn->epoch;
+    NSIM_TRY(grow((void **)&fn->work, &fn->work_cap, fn->nwork + 1,
+                  sizeof *fn->work));
+    fn->work[fn->nwork++] = f;
+    return NSIM_OK;
+}
+
+/* The working flows: those started since, and every flow on a changed
+ * server that is (or was, for a flow that left) its limit; and the
+ * servers they use, with the room the other flows leave on them. */
+static int gather(nsim_flownet *fn)
+{
+    uint32_t ep = fn->epoch;
+    fn->nwork = fn->nwsrv = 0;
+    for (uint32_t i = 0; i < fn->nfresh; i++)
+        NSIM_TRY(work_add(fn, fn->fresh[i]));
+    fn->nfresh = 0;
+    for (uint32_t i = 0; i < fn->ndirty; i++) {
+        srv *s = &fn->s[fn->dirty[i]];
+        int all = s->force || saturated(s);
+        s->dirty = s->force = 0;
+        if (!all)
+            continue;
+        double load = 0;
+        for (uint32_t k = 0; k < s->n; k++) {
+            flow *f = s->r[k].f;
+            load += f->rate * f->use[s->r[k].u].coef;
+            NSIM_TRY(work_add(fn, f));
+        }
+        s->load = load; /* exact again */
+    }
+    fn->ndirty = 0;
+    for (uint32_t i = 0; i < fn->nwork; i++) {
+        flow *f = fn->work[i];
+        for (uint32_t k = 0; k < f->nuse; k++) {
+            uint32_t id = f->use[k].srv;
+            srv *s = &fn->s[id];
+            if (s->mark != ep) {
+                s->mark = ep;
+                s->rcap = s->down ? 0 : s->bw - s->load;
+                s->wsum = 0;
+                s->wcount = 0;
+                NSIM_TRY(grow((void **)&fn->wsrv, &fn->wsrv_cap,
+                              fn->nwsrv + 1, sizeof *fn->wsrv));
+                fn->wsrv[fn->nwsrv++] = id;
+            }
+            s->wsum += f->use[k].coef;
+            s->wcount++;
+            s->rcap += f->rate * f->use[k].coef; /* its own load back */
+        }
+    }
+    return NSIM_OK;
+}
+
+/* Progressive filling of the working flows. */
+static int fill(nsim_flownet *fn)
+{
+    uint32_t ep = fn->epoch, left = fn->nwork;
+    fn->nheap = 0;
+    for (uint32_t i = 0; i < fn->nwsrv; i++) {
+        srv *s = &fn->s[fn->wsrv[i]];
+        s->ver++;
+        if (s->wsum > 0)
+            NSIM_TRY(hpush(fn, level(s), fn->wsrv[i]));
+    }
+    while (left > 0 && fn->nheap > 0) {
+        hent h = hpop(fn);
+        srv *s = &fn->s[h.s];
+        if (h.ver != s->ver)
+            continue; /* stale */
+        s->ver++;
+        double lv = h.key;
+        for (uint32_t k = 0; k < s->n; k++) {
+            flow *g = s->r[k].f;
+            if (g->mark != ep || g->frozen == ep)
+                continue;
+            g->frozen = ep;
+            g->nrate = lv;
+            left--;
+            for (uint32_t j = 0; j < g->nuse; j++) {
+                uint32_t id = g->use[j].srv;
+                srv *t = &fn->s[id];
+                t->rcap -= lv * g->use[j].coef;
+                t->wsum -= g->use[j].coef;
+                if (t == s)
+                    continue;
+                t->ver++;
+                if (t->wsum > EPS_REL * g->use[j].coef)
+                    NSIM_TRY(hpush(fn, level(t), id));
+            }
+        }
+    }
+    for (uint32_t i = 0; i < fn->nwork; i++)
+        if (fn->work[i]->frozen != ep)
+            fn->work[i]->nrate = 0; /* no server bounds it: cannot happen */
+    return NSIM_OK;
+}
+
+static void recompute(nsim_flownet *fn)
+{
+    uint32_t passes = (uint32_t)fn->p->flow_passes;
+    for (uint32_t pass = 0; fn->ndirty > 0 && pass < passes; pass++) {
+        fn->epoch++;
+        fn->st.recomputes++;
+        if (gather(fn) != NSIM_OK || fill(fn) != NSIM_OK) {
+            oom(fn);
+            return;
+        }
+        fn->st.visited += fn->nwork;
+        for (uint32_t i = 0; i < fn->nwork; i++) {
+            flow *f = fn->work[i];
+            double old = f->rate, nr = f->nrate;
+            if (fabs(nr - old) <= EPS_REL * (old > nr ? old : nr) && f->armed)
+                continue;
+            if (nr < old * (1 - PROPAGATE_REL) && pass + 1 < passes)
+                for (uint32_t k = 0; k < f->nuse; k++)
+                    mark_dirty(fn, f->use[k].srv, 1);
+            set_rate(fn, f, nr);
+        }
+        /* a server the working flows filled up, with other flows on it
+         * that kept their rates: share it out among all of them */
+        for (uint32_t i = 0; pass + 1 < passes && i < fn->nwsrv; i++) {
+            srv *s = &fn->s[fn->wsrv[i]];
+            if (saturated(s) && s->wcount < s->n)
+                mark_dirty(fn, fn->wsrv[i], 1);
+        }
+    }
+    /* what is left dirty after the last pass waits for the next change */
+    for (uint32_t i = 0; i < fn->ndirty; i++)
+        fn->s[fn->dirty[i]].dirty = 0;
+    fn->ndirty = 0;
+}
+
+static void on_recompute(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_flownet *fn = ev->target;
+    (void)sim;
+    fn->pending = 0;
+    recompute(fn);
+}
+
+/* ---- starting flows ---------------------------------------------------------- */
+
+/* Wire bytes of bytes cut in packets of u (n of them) on server id, and
+ * bytes charged to its reverse server. */
+static uint64_t train_wire(const nsim_flownet *fn, uint32_t id,
+                           nsim_server_info si, uint64_t bytes, uint64_t u,
+                           uint64_t n, uint32_t flags, uint64_t *rev)
+{
+    const nsim_fabric *fab = fn->fab;
+    if (n <= 1)
+        return nsim_fabric_wire_bytes(fab, id, bytes, flags, rev);
+    uint64_t r0, r1, r2;
+    uint32_t mid = flags & ~(NSIM_PIECE_FIRST | NSIM_PIECE_LAST);
+    uint64_t w = nsim_fabric_wire_bytes(fab, id, u, flags & ~NSIM_PIECE_LAST,
+                                        &r0) +
+                 (n - 2) * nsim_fabric_wire_bytes(fab, id, u, mid, &r1) +
+                 nsim_fabric_wire_bytes(fab, id, bytes - (n - 1) * u,
+                                        flags & ~NSIM_PIECE_FIRST, &r2);
+    *rev = r0 + (n - 2) * r1 + r2;
+    if (si.wire == NSIM_WIRE_IB || si.wire == NSIM_WIRE_ROCE) {
+        /* the responder's ACKs, every ack_every packets, come back on the
+         * reverse link (the message's last one is a piece of its own) */
+        uint64_t ra, ack = nsim_fabric_wire_bytes(fab, id, 0, NSIM_PIECE_ACK,
+                                                  &ra);
+        uint64_t every = fn->p->ib_ack_every_packets;
+        *rev += (n - 1) / (every ? every : 1) * ack;
+    }
+    return w;
+}
+
+static nsim_time wire_ps(uint64_t bytes, double bw)
+{
+    return bw > 0 ? (nsim_time)((double)bytes * (double)NSIM_PS_PER_S / bw +
+                                0.5)
+                  : 0;
+}
+
+static void start(nsim_flownet *fn, flow *f)
+{
+    if (f->fifo != 0 && !f->fifo_active) {
+        srv *s = &fn->s[f->fifo - 1];
+        if (fifo_busy(fn, f)) {
+            f->next_free = NULL;
+            if (s->wait_tail != NULL)
+                s->wait_tail->next_free = f;
+            else
+                s->wait_head = f;
+            s->wait_tail = f;
+            s->waiting += f->rem;
+            return;
+        }
+        f->fifo_active = 1;
+    }
+    for (uint32_t h = 0; h < f->p->nhops; h++)
+        if (nsim_fabric_server_info(fn->fab, f->p->path[h]).down) {
+            /* lost on a down link (the owner's timers notice) */
+            nsim_fabric_count_drop(fn->fab, f->p->path[h]);
+            nsim_fabric_piece_release(fn->fab, f->p);
+            fifo_next(fn, f);
+            flow_put(fn, f);
+            return;
+        }
+    if (attach(fn, f) != NSIM_OK)
+        oom(fn);
+}
+
+static void on_start(nsim_sim *sim, nsim_event *ev)
+{
+    (void)sim;
+    start(ev->target, (flow *)(uintptr_t)ev->arg.u64);
+}
+
+int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
+                      uint32_t read_hops, nsim_piece_fn *drained)
+{
+    NSIM_TRY(sync_servers(fn));
+    uint64_t bytes = p->bytes;
+    uint64_t u = unit && unit < bytes ? unit : bytes;
+    uint64_t n = u ? (bytes + u - 1) / u : 1;
+    uint64_t ctl = fn->p->flow_control_bytes;
+    nsim_time lat = 0, sum_unit = 0, max_unit = 0, alone = 0;
+    int control = 1;
+    flow *f;
+    NSIM_TRY(flow_get(fn, &f));
+    NSIM_TRY(grow((void **)&f->use, &f->cap, 2 * p->nhops + 1,
+                  sizeof *f->use));
+    for (uint32_t h = 0; h < p->nhops; h++) {
+        uint32_t id = p->path[h];
+        nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
+        uint32_t flags = p->hdr_flags;
+        if (read_hops != 0 && h >= read_hops)
+            flags &= ~NSIM_PIECE_READ;
+        uint64_t rev = 0, w = train_wire(fn, id, si, bytes, u, n, flags, &rev);
+        uint64_t urev, uw = nsim_fabric_wire_bytes(
+                           fn->fab, id, u, flags & ~(NSIM_PIECE_FIRST |
+                                                     NSIM_PIECE_LAST),
+                           &urev);
+        nsim_time t1 = wire_ps(uw, si.bw);
+        lat += si.lat_ps;
+        sum_unit += t1;
+        max_unit = t1 > max_unit ? t1 : max_unit;
+        alone += wire_ps(w, si.bw) + si.lat_ps;
+        if (w > ctl || rev > ctl)
+            control = 0;
+        nsim_fabric_account(fn->fab, id, bytes, w, n, wire_ps(w, si.bw));
+        if (bytes > 0) {
+            f->use[f->nuse++] = (use){id, 0, (double)w / (double)bytes};
+            if (rev > 0)
+                f->use[f->nuse++] =
+                    (use){si.reverse, 0, (double)rev / (double)bytes};
+        }
+        if (rev > 0) {
+            nsim_server_info ri = nsim_fabric_server_info(fn->fab, si.reverse);
+            nsim_fabric_account(fn->fab, si.reverse, 0, rev, 0,
+                                wire_ps(rev, ri.bw));
+        }
+    }
+    f->p = p;
+    if (control || bytes == 0 || p->nhops == 0) {
+        /* a delay only: its unloaded store-and-forward time */
+        flow_put(fn, f);
+        fn->st.delays++;
+        for (uint32_t h = 0; h < p->nhops; h++)
+            if (nsim_fabric_server_info(fn->fab, p->path[h]).down) {
+                nsim_fabric_count_drop(fn->fab, p->path[h]);
+                nsim_fabric_piece_release(fn->fab, p);
+                return NSIM_OK;
+            }
+        return nsim_sim_schedule(fn->sim, p->start_delay + alone, on_deliver,
+                                 fn, 0, (uint64_t)(uintptr_t)p, NULL);
+    }
+    fn->st.flows++;
+    f->rem = (double)bytes;
+    f->tail = lat + sum_unit - max_unit;
+    f->drained = drained;
+    if (nsim_fabric_server_info(fn->fab, p->path[0]).wire == NSIM_WIRE_RAW)
+        f->fifo = p->path[0] + 1;
+    if (p->start_delay == 0) {
+        /* on its servers at once: free_at sees it */
+        start(fn, f);
+        return NSIM_OK;
+    }
+    return nsim_sim_schedule(fn->sim, p->start_delay, on_start, fn, 0,
+                             (uint64_t)(uintptr_t)f, NULL);
+}
+
+/* ---- queries and changes ------------------------------------------------------ */
+
+nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t id)
+{
+    nsim_time now = nsim_sim_now(fn->sim);
+    if (id >= fn->ns)
+        return now;
+    const srv *s = &fn->s[id];
+    double bw = s->bw, work = 0;
+    for (uint32_t k = 0; k < s->n; k++) {
+        const flow *f = s->r[k].f;
+        double rem = f->rem - f->rate * (double)(now - f->t_last) /
+                                  (double)NSIM_PS_PER_S;
+        if (rem > 0)
+            work += rem * f->use[s->r[k].u].coef;
+    }
+    work += s->waiting;
+    return now + (bw > 0 ? (nsim_time)(work / bw * (double)NSIM_PS_PER_S)
+                         : 0);
+}
+
+void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
+{
+    if (sync_servers(fn) != NSIM_OK) {
+        oom(fn);
+        return;
+    }
+    nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
+    srv *s = &fn->s[id];
+    s->bw = si.bw;
+    s->down = (uint8_t)si.down;
+    if (!si.down) {
+        mark_dirty(fn, id, 1);
+        return;
+    }
+    while (s->n > 0) {
+        flow *f = s->r[s->n - 1].f;
+        nsim_fabric_count_drop(fn->fab, id);
+        detach(fn, f);
+        nsim_fabric_piece_release(fn->fab, f->p);
+        fifo_next(fn, f);
+        flow_put(fn, f);
+    }
+}

@@ -1,0 +1,24 @@
+# --fidelity / "fidelity": flow runs say so; bad values are usage or input
+# errors naming the option or field.
+set(S ${NSIM_SRC}/scenarios)
+nsim_expect(cli.flow.header 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 4M -e 4M
+            --fidelity flow
+            OUT "# fidelity flow \\(each WR and slice one flow[^\n]*\n.*\n +4194304 ")
+nsim_expect(cli.flow.packet_default 0
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M -e 1M
+            --fidelity packet NOT_OUT "fidelity")
+nsim_expect(cli.flow.auto_timing 0
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json -b 1M -e 1M
+            --fidelity auto --timing
+            OUT "# fidelity auto" ERR "# timing: 1048576 B: [^\n]*events/s\n")
+nsim_expect(cli.flow.bad_option 2
+            CMD ${NCCLSIM} run ${S}/seed-allreduce.json --fidelity fluid
+            ERR "--fidelity: expected packet, flow or auto, got 'fluid'")
+nsim_expect(cli.flow.bad_key 1
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/flow-bad-fidelity.json
+            ERR "fidelity[^\n]*expected packet, flow or auto, got \"fluid\"")
+nsim_expect(cli.flow.trace_json 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 1M -e 1M
+            --fidelity flow --stats --quiet --json flow_stats.json
+            --trace flow_trace.json)
