@@ -162,7 +162,8 @@ static int add_rows(sweep_cli *c, const nsim_sweep_row *r, size_t n,
         c->rows = g;
         c->caprows = cap;
     }
-    memcpy(c->rows + c->nrows, r, n * sizeof *r);
+    if (n > 0) /* r is NULL for a point that ran no size */
+        memcpy(c->rows + c->nrows, r, n * sizeof *r);
     c->nrows += n;
     return NSIM_OK;
 }
