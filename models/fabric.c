@@ -9,9 +9,10 @@
 #include <string.h>
 
 #include "models/flow.h"
+#include "sim/core/hugemem.h"
 #include "sim/core/units.h"
 
-#define PIECE_BLOCK 4096u
+#define PIECE_BLOCK 1024u
 
 typedef struct server {
     double bw;
@@ -26,7 +27,6 @@ typedef struct server {
 } server;
 
 typedef struct piece_block {
-    struct piece_block *next;
     nsim_piece pieces[PIECE_BLOCK];
 } piece_block;
 
@@ -36,7 +36,7 @@ struct nsim_fabric {
     server *servers;
     uint32_t nservers, cap;
     nsim_piece *free_list;
-    piece_block *blocks;
+    nsim_huge_slab slab; /* the pool's blocks, on huge pages */
     nsim_flownet *flow; /* flow fidelity, or NULL */
 };
 
@@ -98,11 +98,7 @@ void nsim_fabric_destroy(nsim_fabric *f)
     if (f == NULL)
         return;
     nsim_flownet_destroy(f->flow);
-    while (f->blocks != NULL) {
-        piece_block *b = f->blocks;
-        f->blocks = b->next;
-        free(b);
-    }
+    nsim_huge_release(&f->slab);
     free(f->servers);
     free(f);
 }
@@ -127,11 +123,11 @@ int nsim_fabric_add_server(nsim_fabric *f, double bw, nsim_time lat_ps,
 int nsim_fabric_piece(nsim_fabric *f, nsim_piece **out)
 {
     if (f->free_list == NULL) {
-        piece_block *b = malloc(sizeof *b);
+        if (nsim_sim_charge(f->sim, sizeof(piece_block)) != NSIM_OK)
+            return NSIM_EBUDGET;
+        piece_block *b = nsim_huge_take(&f->slab, sizeof *b);
         if (b == NULL)
             return NSIM_ENOMEM;
-        b->next = f->blocks;
-        f->blocks = b;
         for (uint32_t i = PIECE_BLOCK; i-- > 0;) {
             b->pieces[i].next_free = f->free_list;
             f->free_list = &b->pieces[i];

@@ -14,3 +14,5 @@ echo "== 1 GiB ring AllReduce, two DGX H100 (16 GPUs, NDR rails), target < 5 s"
 ./build/ncclsim run scenarios/dgx-h100-2node-allreduce.json -b 1G -e 1G --quiet --timing
 echo "== the same, 4 QPs per connection"
 ./build/ncclsim run scenarios/dgx-h100-2node-allreduce.json -b 1G -e 1G --qps 4 --quiet --timing
+echo "== packet level at scale (scripts/bench_packet.sh; its --scale adds 64 nodes and AllToAll)"
+sh scripts/bench_packet.sh

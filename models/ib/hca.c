@@ -218,9 +218,12 @@ static uint32_t ring_start(uint32_t depth)
 /* Doubles a ring of *cap elements of size sz, keeping every entry at
  * absolute index j in [tail - *cap, tail) at j & (cap - 1), so a lookup by
  * the low bits of an index finds what it found before. */
-static int ring_grow(void **ring, uint32_t *cap, size_t sz, uint64_t tail)
+static int ring_grow(nsim_sim *sim, void **ring, uint32_t *cap, size_t sz,
+                     uint64_t tail)
 {
     uint32_t oc = *cap, nc = oc * 2;
+    if (nsim_sim_charge(sim, (size_t)oc * sz) != NSIM_OK)
+        return NSIM_EBUDGET;
     char *n = malloc((size_t)nc * sz), *o = *ring;
     if (n == NULL)
         return NSIM_ENOMEM;
@@ -235,10 +238,12 @@ static int ring_grow(void **ring, uint32_t *cap, size_t sz, uint64_t tail)
 
 /* A FIFO of *cap entries from *head: doubled, its len entries moved to
  * the front in order. */
-static int fifo_grow(nsim_wc **ring, uint32_t *cap, uint32_t *head,
-                     uint32_t len)
+static int fifo_grow(nsim_sim *sim, nsim_wc **ring, uint32_t *cap,
+                     uint32_t *head, uint32_t len)
 {
     uint32_t nc = *cap * 2;
+    if (nsim_sim_charge(sim, (size_t)*cap * sizeof **ring) != NSIM_OK)
+        return NSIM_EBUDGET;
     nsim_wc *n = malloc((size_t)nc * sizeof *n);
     if (n == NULL)
         return NSIM_ENOMEM;
@@ -507,7 +512,7 @@ static void on_cqe(nsim_sim *sim, nsim_event *ev)
     cq->pend_head = (cq->pend_head + 1) & (cq->pend_cap - 1);
     cq->pend_len--;
     if (cq->len == cq->ring_cap &&
-        fifo_grow(&cq->ring, &cq->ring_cap, &cq->head, cq->len) != NSIM_OK) {
+        fifo_grow(cq->h->sim, &cq->ring, &cq->ring_cap, &cq->head, cq->len) != NSIM_OK) {
         oom(cq->h);
         return;
     }
@@ -535,7 +540,7 @@ static void push_cqe(nsim_qp *q, nsim_cq *cq, const nsim_wc *wc)
         return;
     }
     if (cq->pend_len == cq->pend_cap &&
-        fifo_grow(&cq->pend, &cq->pend_cap, &cq->pend_head, cq->pend_len) !=
+        fifo_grow(h->sim, &cq->pend, &cq->pend_cap, &cq->pend_head, cq->pend_len) !=
             NSIM_OK) {
         oom(h);
         return;
@@ -923,7 +928,7 @@ int nsim_qp_post_send(nsim_qp *q, const nsim_send_wr *wr)
         return NSIM_EAGAIN;
     }
     if (q->sq_tail - q->sq_free == q->sq_cap &&
-        ring_grow((void **)&q->sq, &q->sq_cap, sizeof *q->sq, q->sq_tail) !=
+        ring_grow(q->h->sim, (void **)&q->sq, &q->sq_cap, sizeof *q->sq, q->sq_tail) !=
             NSIM_OK)
         return NSIM_ENOMEM;
     uint64_t idx = q->sq_tail++;
@@ -949,7 +954,7 @@ int nsim_qp_post_recv_wr(nsim_qp *q, const nsim_recv_wr *wr)
     if (q->rq_tail - q->rq_head >= q->rq_depth)
         return NSIM_EAGAIN;
     if (q->rq_tail - q->rq_head == q->rq_cap &&
-        ring_grow((void **)&q->rq, &q->rq_cap, sizeof *q->rq, q->rq_tail) !=
+        ring_grow(q->h->sim, (void **)&q->rq, &q->rq_cap, sizeof *q->rq, q->rq_tail) !=
             NSIM_OK)
         return NSIM_ENOMEM;
     *RQ_AT(q, q->rq_tail++) = *wr;
@@ -1366,6 +1371,8 @@ static int lq_push(nsim_qp *r, land_rec **out)
 {
     if (r->lq_tail - r->lq_head == r->lq_cap) {
         uint32_t cap = 2 * r->lq_cap;
+        if (nsim_sim_charge(r->h->sim, r->lq_cap * sizeof(land_rec)) != NSIM_OK)
+            return NSIM_EBUDGET;
         land_rec *n = malloc(cap * sizeof *n);
         if (n == NULL)
             return NSIM_ENOMEM;

@@ -34,7 +34,7 @@ enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
        OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH, OPT_CSV, OPT_PLOT,
        OPT_TRACE, OPT_GDUMP, OPT_PARAMS, OPT_TRACE_CAP,
-       OPT_FIDELITY };
+       OPT_FIDELITY, OPT_MAXEV, OPT_MAXMEM };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -81,6 +81,8 @@ static const struct option run_long[] = {
     {"graph-dump", no_argument, NULL, OPT_GDUMP},
     {"params", required_argument, NULL, OPT_PARAMS},
     {"fidelity", required_argument, NULL, OPT_FIDELITY},
+    {"max-events", required_argument, NULL, OPT_MAXEV},
+    {"max-memory", required_argument, NULL, OPT_MAXMEM},
     {NULL, 0, NULL, 0},
 };
 
@@ -101,6 +103,33 @@ static int parse_count(const char *cmd, const char *opt, const char *v,
     if (end == v || *end != '\0' || n < 1 || n > max)
         return nsim_cli_usage(cmd, "%s: expected 1..%u, got '%s'", opt, max, v);
     *out = (uint32_t)n;
+    return 0;
+}
+
+/* --max-events N (1e9 and 2.5e10 too) / --max-memory SIZE (K, M, G);
+ * "none" lifts the budget. */
+static int parse_budget(const char *cmd, const char *opt, const char *v,
+                        int is_bytes, uint64_t *out)
+{
+    char *end;
+    if (strcmp(v, "none") == 0) {
+        *out = UINT64_MAX;
+        return 0;
+    }
+    if (is_bytes) {
+        const char *why;
+        if (nsim_units_parse_size(v, out, &why) != NSIM_OK || *out == 0)
+            return nsim_cli_usage(cmd, "%s: expected a size such as 500M "
+                                       "or 8G, or none; got '%s'",
+                                  opt, v);
+        return 0;
+    }
+    double d = strtod(v, &end);
+    if (end == v || *end != '\0' || !(d >= 1) || d > 1.8e19)
+        return nsim_cli_usage(cmd, "%s: expected a count such as 1000000 "
+                                   "or 1e9, or none; got '%s'",
+                              opt, v);
+    *out = (uint64_t)d;
     return 0;
 }
 
@@ -170,6 +199,10 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
                            &s->nchannels);
     case OPT_QPS: return parse_count(cmd, "--qps", arg, 128, &s->qps_per_conn);
     case OPT_SEED: return parse_u64(cmd, "--seed", arg, &s->seed);
+    case OPT_MAXEV:
+        return parse_budget(cmd, "--max-events", arg, 0, &s->max_events);
+    case OPT_MAXMEM:
+        return parse_budget(cmd, "--max-memory", arg, 1, &s->max_memory);
     case OPT_JSON: ro->json_out = arg; return 0;
     case 'O': ro->plan_out = arg; return 0;
     case 'o':

@@ -27,7 +27,8 @@
     XX(ENOENT, 7, "not found")                                               \
     XX(EAGAIN, 8, "resource temporarily full")                               \
     XX(ESIM, 9, "simulation error")                                          \
-    XX(EFAULT, 10, "stopped by the fault plan")
+    XX(EFAULT, 10, "stopped by the fault plan")                              \
+    XX(EBUDGET, 11, "over the memory or event budget")
 
 typedef enum {
 #define XX(name, val, msg) NSIM_##name = -(val),

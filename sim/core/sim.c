@@ -47,6 +47,7 @@
  * lie below its events, which only makes the bucket open a little early.
  */
 #include "sim.h"
+#include "hugemem.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -68,7 +69,6 @@ typedef struct rq_list {
 } rq_list;
 
 typedef struct pool_block {
-    struct pool_block *next;
     nsim_event events[POOL_BLOCK];
 } pool_block;
 
@@ -88,7 +88,7 @@ struct nsim_sim {
     unsigned levels; /* bit l set iff some bucket of level l is non-empty */
     uint64_t mask[RQ_LEVELS][RQ_DIGITS / 64]; /* non-empty buckets */
     rq_list bkt[RQ_LEVELS][RQ_DIGITS];
-    pool_block *blocks;
+    nsim_huge_slab slab; /* the pool's blocks, on huge pages */
     int stop;
     int stop_rc;
     nsim_err err;
@@ -98,6 +98,9 @@ struct nsim_sim {
     stream *streams;
     size_t nstreams, streams_cap;
     uint64_t seed;
+    uint64_t max_events; /* 0: none */
+    uint64_t max_bytes;  /* 0: none */
+    uint64_t charged;    /* bytes charged against max_bytes */
 };
 
 uint64_t nsim_hash64(uint64_t a, uint64_t b)
@@ -129,11 +132,7 @@ void nsim_sim_destroy(nsim_sim *sim)
 {
     if (sim == NULL)
         return;
-    while (sim->blocks != NULL) {
-        pool_block *b = sim->blocks;
-        sim->blocks = b->next;
-        free(b);
-    }
+    nsim_huge_release(&sim->slab);
     for (size_t i = 0; i < sim->nstreams; i++)
         gsl_rng_free(sim->streams[i].rng);
     free(sim->streams);
@@ -142,13 +141,41 @@ void nsim_sim_destroy(nsim_sim *sim)
 
 nsim_time nsim_sim_now(const nsim_sim *sim) { return sim->now; }
 
+static int over_memory(nsim_sim *sim, uint64_t bytes)
+{
+    if (sim->max_bytes == 0 || sim->charged + bytes <= sim->max_bytes) {
+        sim->charged += bytes;
+        return NSIM_OK;
+    }
+    nsim_sim_fail(sim, NSIM_EBUDGET,
+                  "memory budget: the simulation's state would pass "
+                  "%.1f MiB at %.3f us simulated (%llu events run)",
+                  (double)sim->max_bytes / (1 << 20), (double)sim->now / 1e6,
+                  (unsigned long long)sim->counters.events_run);
+    return NSIM_EBUDGET;
+}
+
+int nsim_sim_charge(nsim_sim *sim, uint64_t bytes)
+{
+    return over_memory(sim, bytes);
+}
+
+uint64_t nsim_sim_charged(const nsim_sim *sim) { return sim->charged; }
+
+void nsim_sim_set_budget(nsim_sim *sim, uint64_t max_events,
+                         uint64_t max_bytes)
+{
+    sim->max_events = max_events;
+    sim->max_bytes = max_bytes;
+}
+
 static int pool_grow(nsim_sim *sim)
 {
-    pool_block *b = malloc(sizeof *b);
+    if (over_memory(sim, sizeof(pool_block)) != NSIM_OK)
+        return NSIM_EBUDGET;
+    pool_block *b = nsim_huge_take(&sim->slab, sizeof *b);
     if (b == NULL)
         return NSIM_ENOMEM;
-    b->next = sim->blocks;
-    sim->blocks = b;
     for (size_t i = POOL_BLOCK; i-- > 0;) {
         b->events[i].next_free = sim->free_list;
         sim->free_list = &b->events[i];
@@ -364,11 +391,27 @@ static inline void fire(nsim_sim *sim, nsim_event *ev)
     sim->counters.events_run++;
 }
 
+/* The event budget is spent: stop before the next event. */
+static int over_events(nsim_sim *sim)
+{
+    return nsim_sim_fail(sim, NSIM_EBUDGET,
+                         "event budget: %llu events run by %.3f us "
+                         "simulated, and more are pending",
+                         (unsigned long long)sim->counters.events_run,
+                         (double)sim->now / 1e6);
+}
+
 int nsim_sim_run(nsim_sim *sim, nsim_time until)
 {
     nsim_event *ev;
     sim->stop = 0;
+    uint64_t left = sim->max_events == 0 ? UINT64_MAX
+                    : sim->max_events > sim->counters.events_run
+                        ? sim->max_events - sim->counters.events_run
+                        : 0;
     while ((ev = rq_next(sim, until)) != NULL) {
+        if (left-- == 0)
+            return over_events(sim);
         fire(sim, ev);
         if (sim->stop_rc != NSIM_OK)
             return sim->stop_rc;
@@ -385,6 +428,8 @@ int nsim_sim_step(nsim_sim *sim)
     nsim_event *ev = rq_next(sim, NSIM_TIME_MAX);
     if (ev == NULL)
         return NSIM_ENOENT;
+    if (sim->max_events != 0 && sim->counters.events_run >= sim->max_events)
+        return over_events(sim);
     fire(sim, ev);
     return sim->stop_rc;
 }

@@ -113,6 +113,18 @@ size_t nsim_sim_pending(const nsim_sim *sim);
 nsim_sim_counters nsim_sim_get_counters(const nsim_sim *sim);
 void nsim_sim_set_trace(nsim_sim *sim, nsim_trace_fn *fn, void *ud);
 
+/* Budgets (0: none). The run stops with NSIM_EBUDGET, cleanly, before
+ * the event that would pass max_events runs, or when the memory charged
+ * (the engine's own pool, plus what the models charge for the state they
+ * grow) would pass max_bytes; nsim_sim_error then says which. */
+void nsim_sim_set_budget(nsim_sim *sim, uint64_t max_events,
+                         uint64_t max_bytes);
+/* Charges bytes of model state against the memory budget (a pool or ring
+ * growing); NSIM_EBUDGET (and the run fails) when over it. */
+NSIM_NODISCARD int nsim_sim_charge(nsim_sim *sim, uint64_t bytes);
+/* Bytes charged so far (engine pool included). */
+uint64_t nsim_sim_charged(const nsim_sim *sim);
+
 /* Reserves room for n pending events so that a run allocates nothing. */
 NSIM_NODISCARD int nsim_sim_reserve(nsim_sim *sim, size_t n);
 

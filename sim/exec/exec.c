@@ -4,12 +4,15 @@
  */
 #include "exec.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/fabric.h"
 #include "models/tracelog.h"
 #include "models/transport.h"
+#include "sim/core/hugemem.h"
 #include "sim/core/units.h"
 
 #define LANE_CONNS (1 + NSIM_LANE_MORE_CONNS)
@@ -513,19 +516,253 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     return NSIM_OK;
 }
 
+/* ---- budgets ------------------------------------------------------------
+ *
+ * The estimate follows the workload of the models: one event per piece per
+ * hop (fabric.h), a NET packet crossing its DMA read, the network and the
+ * DMA write, an ACK every ib_ack_every_packets, and per slice the proxy's
+ * posts, polls, CTS and completions. The per-slice and per-connection
+ * figures below are this implementation's own costs, measured (events and
+ * heap bytes of `run --timing` on the rail fat tree presets at 2 to 16
+ * nodes: within 25% of the estimate), not hardware constants. */
+#define EST_NET_SLICE_EVENTS 24u /* proxy actions, CTS, WQE fetch, CQEs */
+#define EST_LOCAL_SLICE_EVENTS 3u
+#define EST_OP_EVENTS 2u          /* op done, slice visible */
+#define EST_NET_CONN_BYTES 26000u /* comm, QPs and CQs at their first size,
+                                   * MRs, paths, buffers' state */
+#define EST_LOCAL_CONN_BYTES 1200u
+#define EST_LANE_BYTES 256u
+#define EST_FIXED_BYTES (4u << 20) /* engine, fabric, first pools */
+
+static uint32_t route_hops(nsim_topo *t, uint32_t a, uint32_t b)
+{
+    const nsim_route *r;
+    if (a == UINT32_MAX || b == UINT32_MAX || a == b ||
+        nsim_topo_route(t, a, b, &r, NULL) != NSIM_OK)
+        return 1;
+    return r->hops;
+}
+
+/* Per connection: bytes per piece and events per piece. */
+static void conn_cost(nsim_topo *t, const nsim_plan *p, const nsim_params *pr,
+                      uint32_t c, uint64_t *unit, double *per_piece)
+{
+    const nsim_plan_conn *pc = &p->conns[c];
+    uint32_t nr = nsim_topo_nranks(t);
+    uint32_t ga = pc->from < nr ? nsim_topo_rank_device(t, pc->from)
+                                : UINT32_MAX;
+    uint32_t gb = pc->to < nr ? nsim_topo_rank_device(t, pc->to) : UINT32_MAX;
+    if (pc->transport == NSIM_TRANSPORT_NET) {
+        uint32_t mtu = 4096;
+        if (pc->send_nic < nsim_topo_ndevices(t)) {
+            uint32_t m = nsim_topo_device(t, pc->send_nic)->mtu_bytes;
+            mtu = m ? m : mtu;
+        }
+        double ack = pr->ib_ack_every_packets ? pr->ib_ack_every_packets : 1;
+        *unit = mtu;
+        *per_piece = route_hops(t, ga, pc->send_nic) +
+                     route_hops(t, pc->send_nic, pc->recv_nic) +
+                     route_hops(t, pc->recv_nic, gb) +
+                     route_hops(t, pc->recv_nic, pc->send_nic) / ack;
+        return;
+    }
+    *unit = pr->stream_chunk_bytes ? pr->stream_chunk_bytes : 65536;
+    *per_piece = 1.0 + route_hops(t, ga, gb);
+}
+
+/* Bytes of state for the plan's connections and thread blocks (counts
+ * them into e). */
+static uint64_t estimate_memory(const nsim_plan *plan, nsim_exec_estimate *e)
+{
+    e->net_conns = e->local_conns = 0;
+    for (uint32_t c = 0; c < plan->nconns; c++) {
+        if (plan->conns[c].transport == NSIM_TRANSPORT_NET)
+            e->net_conns++;
+        else
+            e->local_conns++;
+    }
+    return EST_FIXED_BYTES + (uint64_t)e->net_conns * EST_NET_CONN_BYTES +
+           (uint64_t)e->local_conns * EST_LOCAL_CONN_BYTES +
+           (uint64_t)plan->nlanes * EST_LANE_BYTES;
+}
+
+int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,
+                            const nsim_params *params,
+                            nsim_exec_estimate *out, nsim_err *err)
+{
+    uint64_t *unit = calloc(plan->nconns ? plan->nconns : 1, sizeof *unit);
+    double *cost = calloc(plan->nconns ? plan->nconns : 1, sizeof *cost);
+    double ev = 0;
+    memset(out, 0, sizeof *out);
+    if (unit == NULL || cost == NULL) {
+        free(unit);
+        free(cost);
+        return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+    }
+    for (uint32_t c = 0; c < plan->nconns; c++)
+        conn_cost(topo, plan, params, c, &unit[c], &cost[c]);
+    for (uint32_t i = 0; i < plan->nlanes; i++) {
+        lane_rt l = {.pl = &plan->lanes[i]};
+        lane_conns(&l);
+        for (uint32_t o = 0; o < l.pl->nops; o++) {
+            const nsim_plan_op *op = &l.pl->ops[o];
+            uint32_t k0, k1;
+            ev += EST_OP_EVENTS;
+            if (!(op->prim & NSIM_PRIM_SEND))
+                continue;
+            op_conns(&l, op, l.nsend, &k0, &k1);
+            uint64_t b = nsim_plan_wire_bytes(plan, op->bytes);
+            for (uint32_t k = k0; k < k1; k++) {
+                uint32_t c = l.send[k];
+                uint64_t n = b == 0 ? 1 : (b + unit[c] - 1) / unit[c];
+                int net = plan->conns[c].transport == NSIM_TRANSPORT_NET;
+                ev += (double)n * cost[c] +
+                      (net ? EST_NET_SLICE_EVENTS : EST_LOCAL_SLICE_EVENTS);
+            }
+        }
+    }
+    out->events = (uint64_t)ev;
+    out->memory = estimate_memory(plan, out);
+    free(unit);
+    free(cost);
+    return NSIM_OK;
+}
+
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    if (kb > 0)
+        return (uint64_t)kb * 1024;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz
+                                : (uint64_t)4 << 30;
+}
+
+void nsim_exec_default_budget(uint64_t *max_events, uint64_t *max_memory)
+{
+    if (max_events != NULL)
+        *max_events = 20000000000ull;
+    if (max_memory != NULL)
+        *max_memory = mem_available() / 4 * 3;
+}
+
+/* Sizes as the options take them (powers of 1024), counts in M or G. */
+static void fmt_bytes(char *b, size_t n, uint64_t v)
+{
+    if (v >= (1ull << 30))
+        snprintf(b, n, "%.2f GiB", (double)v / (double)(1ull << 30));
+    else
+        snprintf(b, n, "%.1f MiB", (double)v / (double)(1ull << 20));
+}
+
+static void fmt_count(char *b, size_t n, uint64_t v)
+{
+    if (v >= 1000000000ull)
+        snprintf(b, n, "%.2f G", (double)v / 1e9);
+    else
+        snprintf(b, n, "%.2f M", (double)v / 1e6);
+}
+
+/* Refuses a run whose estimate is over a budget, before anything is
+ * built; arms the budgets on the engine for the run itself. */
+static int check_budget(exec *ex, nsim_topo *topo, const nsim_params *params,
+                        const nsim_exec_opts *opts, uint64_t *max_ev,
+                        uint64_t *max_mem, nsim_err *err)
+{
+    nsim_exec_estimate e;
+    char need[32], have[32];
+    uint64_t dev, dmem;
+    nsim_exec_default_budget(&dev, &dmem);
+    *max_ev = opts->max_events ? opts->max_events : dev;
+    *max_mem = opts->max_memory ? opts->max_memory : dmem;
+    /* the event estimate is the packet level's; flow runs far fewer, and
+     * the engine's count still bounds them */
+    memset(&e, 0, sizeof e);
+    if (opts->fidelity == NSIM_FIDELITY_FLOW)
+        e.memory = estimate_memory(ex->plan, &e);
+    else
+        NSIM_TRY(nsim_exec_estimate_plan(topo, ex->plan, params, &e, err));
+    if (*max_ev != UINT64_MAX && e.events > *max_ev) {
+        fmt_count(need, sizeof need, e.events);
+        fmt_count(have, sizeof have, *max_ev);
+        return NSIM_ERR(err, NSIM_EBUDGET,
+                        "over the event budget: this run needs about %s "
+                        "events (%u NET and %u local connections), "
+                        "--max-events is %s%s; raise it, or use "
+                        "--fidelity flow (work requests as flows, far "
+                        "fewer events)",
+                        need, e.net_conns, e.local_conns, have,
+                        opts->max_events ? "" : " (the default)");
+    }
+    if (*max_mem != UINT64_MAX && e.memory > *max_mem) {
+        fmt_bytes(need, sizeof need, e.memory);
+        fmt_bytes(have, sizeof have, *max_mem);
+        return NSIM_ERR(err, NSIM_EBUDGET,
+                        "over the memory budget: this run needs about %s "
+                        "of simulation state (%u NET connections with "
+                        "their QPs and CQs, %u local ones), --max-memory "
+                        "is %s%s; raise it, or use --fidelity flow",
+                        need, e.net_conns, e.local_conns, have,
+                        opts->max_memory ? ""
+                                         : " (the default: 75% of the "
+                                           "memory available)");
+    }
+    nsim_sim_set_budget(ex->sim, *max_ev == UINT64_MAX ? 0 : *max_ev,
+                        *max_mem == UINT64_MAX ? 0 : *max_mem);
+    /* the state built before the run counts against the budget */
+    return nsim_sim_charge(ex->sim, e.memory) == NSIM_OK ? NSIM_OK
+                                                         : NSIM_EBUDGET;
+}
+
+/* A budget the engine hit while running: the message names the option. */
+static int budget_hit(exec *ex, uint64_t max_ev, uint64_t max_mem,
+                      const nsim_exec_opts *opts, nsim_err *err)
+{
+    const char *msg = nsim_sim_error(ex->sim)->msg;
+    char have[32];
+    const char *ev = "event budget: ", *mem = "memory budget: ";
+    if (strncmp(msg, ev, strlen(ev)) == 0) {
+        fmt_count(have, sizeof have, max_ev);
+        return NSIM_ERR(err, NSIM_EBUDGET,
+                        "over the event budget (--max-events %s%s): %s; "
+                        "raise it, or use --fidelity flow",
+                        have, opts->max_events ? "" : ", the default",
+                        msg + strlen(ev));
+    }
+    if (strncmp(msg, mem, strlen(mem)) == 0)
+        msg += strlen(mem);
+    fmt_bytes(have, sizeof have, max_mem);
+    return NSIM_ERR(err, NSIM_EBUDGET,
+                    "over the memory budget (--max-memory %s%s): %s; raise "
+                    "it, or use --fidelity flow",
+                    have, opts->max_memory ? "" : ", the default", msg);
+}
+
 int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
                   const nsim_params *params, const nsim_exec_opts *opts,
                   nsim_exec_result *res, nsim_err *err)
 {
     exec ex = {0};
+    uint64_t max_ev = 0, max_mem = 0;
     ex.plan = plan;
     int rc = nsim_sim_create(opts->seed, &ex.sim, err);
+    if (rc == NSIM_OK)
+        rc = check_budget(&ex, topo, params, opts, &max_ev, &max_mem, err);
     if (rc == NSIM_OK)
         rc = nsim_fabric_create(ex.sim, topo, params, &ex.fab, err);
     if (rc == NSIM_OK && opts->fidelity == NSIM_FIDELITY_FLOW)
         rc = nsim_fabric_set_flow(ex.fab, err);
     if (rc == NSIM_OK)
         rc = setup(&ex, topo, params, opts, err);
+    if (rc == NSIM_OK)
+        (void)nsim_huge_collapse(); /* the state is built: on huge pages */
     if (rc == NSIM_OK)
         rc = schedule_faults(&ex, err);
     ex.gpus_per_thread = opts->gpus_per_thread ? opts->gpus_per_thread : 1;
@@ -540,6 +777,9 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
         rc = schedule_launches(&ex, params, err);
     if (rc == NSIM_OK && (rc = nsim_sim_run(ex.sim, NSIM_TIME_MAX)) != NSIM_OK)
         NSIM_ERR(err, rc, "%s", nsim_sim_error(ex.sim)->msg);
+    if (rc != NSIM_OK && ex.sim != NULL &&
+        nsim_sim_error(ex.sim)->code == NSIM_EBUDGET)
+        rc = budget_hit(&ex, max_ev, max_mem, opts, err);
     if (rc == NSIM_OK && ex.lanes_left != 0)
         rc = NSIM_ERR(err, NSIM_ESIM,
                       "simulation stalled: %u of %u thread blocks never "

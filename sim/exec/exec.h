@@ -99,7 +99,33 @@ typedef struct nsim_exec_opts {
     int want_trace; /* record every op's start and end */
     size_t trace_cap; /* with want_trace: records kept (0: default) */
     nsim_fidelity fidelity; /* packet or flow (auto is resolved before) */
+    /* Budgets: 0 takes the machine's default (nsim_exec_default_budget),
+     * UINT64_MAX none. A run estimated to need more stops before it
+     * starts, one that gets there while running stops then; both fail
+     * with NSIM_EBUDGET and a message naming the budget. */
+    uint64_t max_events;
+    uint64_t max_memory; /* bytes of simulation state */
 } nsim_exec_opts;
+
+/* What a run of the plan will take, estimated before it starts: events
+ * (~ packets and pieces x hops, plus per-slice work) and bytes of state
+ * (connections, QPs, CQs, thread blocks, pieces in flight). */
+typedef struct nsim_exec_estimate {
+    uint64_t events;
+    uint64_t memory;
+    uint32_t net_conns, local_conns; /* NET, and P2P/SHM/NVLS */
+} nsim_exec_estimate;
+
+NSIM_NODISCARD int nsim_exec_estimate_plan(nsim_topo *topo,
+                                           const nsim_plan *plan,
+                                           const nsim_params *params,
+                                           nsim_exec_estimate *out,
+                                           nsim_err *err);
+
+/* The defaults: memory 75% of what the machine has available now
+ * (MemAvailable, else the physical memory), so a run never swaps nor
+ * meets the OOM killer; events 2e10 (hours of wall time). */
+void nsim_exec_default_budget(uint64_t *max_events, uint64_t *max_memory);
 
 NSIM_NODISCARD int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
                                  const nsim_params *params,

@@ -73,7 +73,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     NSIM_TRY(nsim_scenario_fault_plan(s, s->nchannels, &fp, err));
     nsim_exec_opts eo = {s->seed, o->keep, &s->net, &fp, s->gpus_per_thread,
                          o->keep && o->want_trace, o->trace_cap,
-                         NSIM_FIDELITY_PACKET};
+                         NSIM_FIDELITY_PACKET, s->max_events,
+                         s->max_memory};
     int rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK)
         eo.fidelity = nsim_run_fidelity(s, bytes);

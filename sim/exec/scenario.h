@@ -77,6 +77,9 @@ typedef struct nsim_scenario {
     char algo_desc[96], proto_desc[96]; /* "auto (NCCL's tuner) of ..." */
     uint32_t env_set; /* NCCL_* knobs the scenario sets (its env or a
                        * field), by nsim_scenario_env_names index */
+    /* run budgets (--max-events, --max-memory; 0: the machine's default,
+     * UINT64_MAX: none), for every command over the run API */
+    uint64_t max_events, max_memory;
 } nsim_scenario;
 
 /* The NCCL_* variables ncclsim models (NULL-terminated). */

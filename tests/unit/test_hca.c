@@ -367,6 +367,38 @@ static void test_unsignaled_slots(void)
     rig_down(&r);
 }
 
+/* Queues and CQs start small and grow with what is outstanding: 300 WRs
+ * posted at once on a 512-deep QP, with a 512-deep CQ, all land and
+ * complete in order; the depth still bounds the queue. */
+static void test_queues_grow_to_depth(void)
+{
+    nsim_err err = {0};
+    rig r;
+    static nsim_wc wc[600];
+    CU_ASSERT_EQUAL_FATAL(rig_up(&r, 1, 512, 512), 0);
+    for (uint64_t i = 0; i < 300; i++) {
+        nsim_send_wr w = wr_write(i % MAXWR, 5000, 1);
+        NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &w));
+    }
+    NSIM_ASSERT_OK(run(&r));
+    CU_ASSERT_EQUAL_FATAL(drain(r.ca, wc, 600), 300);
+    int in_order = 1;
+    for (int i = 0; i < 300; i++)
+        in_order &= wc[i].wr_id == (uint64_t)i % MAXWR &&
+                    wc[i].status == NSIM_WC_SUCCESS;
+    CU_ASSERT(in_order);
+    /* 512 unsignaled WRs fill the depth exactly; one more is refused */
+    nsim_send_wr u = wr_write(0, 100, 0);
+    for (int i = 0; i < 511; i++)
+        NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &u));
+    u.signaled = 1;
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &u));
+    CU_ASSERT_EQUAL(nsim_qp_post_send(r.a, &u), NSIM_EAGAIN);
+    NSIM_ASSERT_OK(run(&r));
+    CU_ASSERT_EQUAL(drain(r.ca, wc, 600), 1);
+    rig_down(&r);
+}
+
 static void test_recv_queue_full(void)
 {
     nsim_err err = {0};
@@ -860,6 +892,7 @@ static void test_params(void)
 }
 
 CU_TestInfo nsim_test_hca[] = {
+    {"queues and CQs grow to their depth", test_queues_grow_to_depth},
     {"state machine, posts in the wrong state", test_state_machine},
     {"responder not ready -> retries -> ERR", test_responder_not_ready},
     {"opcodes and their completions", test_opcodes},

@@ -613,6 +613,33 @@ static void test_no_allocation_in_steady_state(void)
     nsim_sim_destroy(sim);
 }
 
+/* Budgets: the run stops before the event past max_events, with
+ * NSIM_EBUDGET and a message; memory charged past max_bytes fails too. */
+static void test_budgets(void)
+{
+    nsim_err err = {0};
+    nsim_sim *sim;
+    static rec r;
+    r.n = 0;
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    nsim_sim_set_budget(sim, 10, 1u << 20);
+    for (uint64_t i = 0; i < 20; i++)
+        NSIM_ASSERT_OK(nsim_sim_schedule(sim, i, on_record, &r, 0, i, NULL));
+    CU_ASSERT_EQUAL(nsim_sim_run(sim, NSIM_TIME_MAX), NSIM_EBUDGET);
+    CU_ASSERT_EQUAL(r.n, 10);
+    CU_ASSERT_EQUAL(nsim_sim_pending(sim), 10);
+    CU_ASSERT(strstr(nsim_sim_error(sim)->msg, "event budget") != NULL);
+    nsim_sim_destroy(sim);
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    nsim_sim_set_budget(sim, 0, 1u << 20);
+    uint64_t base = nsim_sim_charged(sim);
+    NSIM_ASSERT_OK(nsim_sim_charge(sim, 1000));
+    CU_ASSERT_EQUAL(nsim_sim_charged(sim), base + 1000);
+    CU_ASSERT_EQUAL(nsim_sim_charge(sim, 2u << 20), NSIM_EBUDGET);
+    CU_ASSERT(strstr(nsim_sim_error(sim)->msg, "memory budget") != NULL);
+    nsim_sim_destroy(sim);
+}
+
 CU_TestInfo nsim_test_sim[] = {
     {"differential vs sorted reference", test_differential},
     {"chained schedules keep time order", test_chained_order_is_time_then_fifo},
@@ -629,5 +656,6 @@ CU_TestInfo nsim_test_sim[] = {
     {"schedule below dropped cancelled events", test_schedule_after_cancelled_tail},
     {"zero delay fires after events due now", test_zero_delay_after_due_events},
     {"cancelled timeouts hold no memory", test_cancelled_timeouts_hold_no_memory},
+    {"event and memory budgets", test_budgets},
     CU_TEST_INFO_NULL,
 };

@@ -1,0 +1,31 @@
+# run --max-events / --max-memory: a size over a budget stops cleanly
+# (exit 1, the budget named, what it would need, --fidelity flow
+# suggested, no output file), before it starts when the estimate is over
+# and while it runs when the count gets there.
+set(S ${NSIM_SRC}/scenarios)
+set(R ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json)
+
+nsim_expect(cli.budget.events_estimate 1
+            CMD ${R} -b 1G -e 1G --max-events 1e6 --json budget_ev.json
+            ERR "over the event budget: this run needs about [0-9.]+ M events.*--max-events is 1.00 M.*--fidelity flow"
+            NO_FILE budget_ev.json)
+# the estimate (~7.5 M) passes 8e6; the run needs 8.5 M and stops at 8 M
+nsim_expect(cli.budget.events_running 1
+            CMD ${R} -b 1G -e 1G --max-events 8e6 --csv budget_run.csv
+            ERR "over the event budget \\(--max-events 8.00 M\\): 8000000 events run by [0-9.]+ us simulated"
+            NO_FILE budget_run.csv)
+nsim_expect(cli.budget.memory_estimate 1
+            CMD ${R} -b 1M -e 1M --max-memory 1M --json budget_mem.json
+            ERR "over the memory budget: this run needs about [0-9.]+ MiB of simulation state \\(32 NET connections.*--max-memory is 1.0 MiB.*--fidelity flow"
+            NO_FILE budget_mem.json)
+# smaller sizes fit: their rows print, the size over the budget stops
+nsim_expect(cli.budget.sweep_stops 1
+            CMD ${R} -b 1M -e 1G -f 32 --max-events 3e6
+            OUT "1048576 .*\n +33554432 " ERR "1073741824 bytes: over the event budget")
+nsim_expect(cli.budget.none 0
+            CMD ${R} -b 1M -e 1M --max-events none --max-memory none
+            OUT "1048576 ")
+nsim_expect(cli.budget.bad_events 2 CMD ${R} --max-events 0
+            ERR "--max-events: expected a count")
+nsim_expect(cli.budget.bad_memory 2 CMD ${R} --max-memory lots
+            ERR "--max-memory: expected a size")
