@@ -152,6 +152,8 @@ static int run_one(sweep_cli *c, uint32_t point, nsim_sweep_row **rows,
 static int add_rows(sweep_cli *c, const nsim_sweep_row *r, size_t n,
                     nsim_err *err)
 {
+    if (n == 0)
+        return NSIM_OK;
     if (c->nrows + n > c->caprows) {
         size_t cap = c->caprows ? c->caprows : 256;
         while (cap < c->nrows + n)

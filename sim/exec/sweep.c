@@ -279,7 +279,8 @@ static int row_cmp(const void *a, const void *b)
 
 void nsim_sweep_sort_rows(nsim_sweep_row *rows, size_t n)
 {
-    qsort(rows, n, sizeof *rows, row_cmp);
+    if (n > 1)
+        qsort(rows, n, sizeof *rows, row_cmp);
 }
 
 /* --- text --- */
