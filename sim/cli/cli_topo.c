@@ -26,10 +26,18 @@ static int has_suffix(const char *s, const char *suf)
     return n >= m && strcasecmp(s + n - m, suf) == 0;
 }
 
+static void print_note(void *ud, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "ncclsim: note: %s\n", msg);
+}
+
 int nsim_cli_load_topo(const char *path, nsim_topo **out, nsim_err *err)
 {
+    /* what a vendor skeleton leaves to the machine is said, not hidden */
+    nsim_xml_opts o = {.warn = print_note};
     if (has_suffix(path, ".xml"))
-        return nsim_ncclxml_load_file(path, NULL, out, err);
+        return nsim_ncclxml_load_file(path, &o, out, err);
     return nsim_topo_load(path, out, err);
 }
 
@@ -258,11 +266,12 @@ typedef struct topo_opts {
 } topo_opts;
 
 enum { O_GPU_GEN = 256, O_NIC_SPEED, O_BW, O_FABRIC, O_RADIX, O_OVERSUB,
-       O_ROCE, O_NODES, O_PRESET, O_HOST, O_TOPO, O_ALL };
+       O_ROCE, O_NODES, O_PRESET, O_HOST, O_TOPO, O_GPU_NVLINK, O_ALL };
 
 static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
     {"gpu-gen", required_argument, NULL, O_GPU_GEN},
+    {"gpu-nvlink", required_argument, NULL, O_GPU_NVLINK},
     {"nic-speed", required_argument, NULL, O_NIC_SPEED},
     {"bw", required_argument, NULL, O_BW},
     {"fabric", required_argument, NULL, O_FABRIC},
@@ -303,6 +312,10 @@ static int parse_opt(int c, const char *arg, topo_opts *o)
     case 'o': o->out = arg; return 1;
     case 'q': o->quiet = 1; return 1;
     case O_GPU_GEN: o->xml.gpu_gen = arg; return 1;
+    case O_GPU_NVLINK:
+        o->xml.nvlink = strcmp(arg, "none") == 0 ? NSIM_XML_NVL_NONE
+                                                 : NSIM_XML_NVL_AUTO;
+        return strcmp(arg, "none") == 0 || strcmp(arg, "auto") == 0;
     case O_NIC_SPEED:
         return nsim_units_parse_bw(arg, &o->xml.nic_speed, &why) == NSIM_OK;
     case O_BW:
@@ -436,13 +449,27 @@ static int act_import(topo_opts *o, int n, char **files)
     int rc = nsim_cluster_add_fabric(t, &o->fabric, &err);
     if (rc == NSIM_OK)
         rc = nsim_topo_finalize(t, files[0], &err);
-    char comment[512];
-    snprintf(comment, sizeof comment, "imported from %d NCCL topology "
-             "file(s) (first: %s), bandwidths: %s; fabric: %s", n, files[0],
-             o->xml.bw == NSIM_XML_BW_NCCL ? "NCCL's figures" : "physical",
-             nsim_fabric_name(o->fabric.kind));
+    /* the comment: where it came from, and what had to be assumed */
+    size_t cap = 512 + nsim_ncclxml_nnotes(x) * (NSIM_XML_NOTE_MAX + 4);
+    char *comment = malloc(cap);
+    if (comment == NULL) {
+        nsim_ncclxml_destroy(x);
+        nsim_topo_destroy(t);
+        fprintf(stderr, "ncclsim: out of memory\n");
+        return NSIM_EXIT_ERR;
+    }
+    size_t len = (size_t)snprintf(
+        comment, cap, "imported from %d NCCL topology file(s) (first: "
+        "%.300s), bandwidths: %s; fabric: %s", n, files[0],
+        o->xml.bw == NSIM_XML_BW_NCCL ? "NCCL's figures" : "physical",
+        nsim_fabric_name(o->fabric.kind));
+    for (size_t i = 0; i < nsim_ncclxml_nnotes(x) && len < cap; i++)
+        len += (size_t)snprintf(comment + len, cap - len, "%s%s",
+                                i ? "; " : "; assumed (not in the file): ",
+                                nsim_ncclxml_note(x, i));
     int ex = rc == NSIM_OK ? save_or_fail(t, comment, o->out, &err)
                            : nsim_cli_fail(&err);
+    free(comment);
     if (ex == NSIM_EXIT_OK && !o->quiet)
         fprintf(strcmp(o->out, "-") ? stdout : stderr,
                "%s: %u ranks on %u host(s), %u devices, %u links, %zu NET "

@@ -228,6 +228,17 @@ static int check_series(const nsim_measure_series *s, nsim_err *err)
                                 "time > 0 (or a bandwidth > 0)", src,
                                 r->line, (unsigned long long)r->size,
                                 c->time_us);
+            /* the schema's ranges (read_col), so that what an import
+             * writes reads back: a reader's number or one derived from
+             * it (size / time) can be absurd */
+            if (c->present && (!(c->time_us <= 1e12) ||
+                               !(c->algbw <= 1e9) || !(c->busbw <= 1e9)))
+                return NSIM_ERR(err, NSIM_ECONFIG,
+                                "%s:%d: size %llu: time %g us, algbw %g, "
+                                "busbw %g GB/s: expected a time up to 1e12 "
+                                "us and bandwidths up to 1e9 GB/s", src,
+                                r->line, (unsigned long long)r->size,
+                                c->time_us, c->algbw, c->busbw);
         }
         for (size_t j = 0; j < i; j++)
             if (s->rows[j].size == r->size)

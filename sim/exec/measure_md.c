@@ -341,7 +341,7 @@ static int read_table(mdread *r, mdtable *t, size_t *pos, int *lineno)
                     return NSIM_ERR(r->err, NSIM_ENOMEM, "out of memory");
                 ser[j] = nsim_measure_nseries(r->m) - 1;
                 s->line = *lineno;
-                snprintf(s->label, sizeof s->label, "%s", t->head[j].s);
+                snprintf(s->label, sizeof s->label, "%.95s", t->head[j].s);
                 if (perftest) {
                     snprintf(s->tool, sizeof s->tool, "perftest");
                     snprintf(s->test, sizeof s->test, "%s",

@@ -20,9 +20,25 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A count as a header gives it ("nGpus 8", "Number of qps : 4"): a
+ * positive integer up to INT32_MAX ended by a blank or the line's end;
+ * anything else is -1, unknown (atoi read "z1" as 0, which the schema
+ * refuses, and overflowed on long digit runs). */
+static int32_t header_count(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno != 0 || v < 1 || v > INT32_MAX ||
+        (*end != '\0' && !isspace((unsigned char)*end)))
+        return -1;
+    return (int32_t)v;
+}
 
 #define LINE_MAX_LEN 8192
 #define MAX_TOK 32
@@ -300,7 +316,7 @@ static int on_line(ntread *r, char *s)
         if (starts(m, "nThread ")) {
             const char *g = strstr(m, "nGpus ");
             if (g != NULL)
-                r->gpus = atoi(g + 6);
+                r->gpus = header_count(g + 6);
             return NSIM_OK;
         }
     }

@@ -15,9 +15,25 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A count as a header gives it ("nGpus 8", "Number of qps : 4"): a
+ * positive integer up to INT32_MAX ended by a blank or the line's end;
+ * anything else is -1, unknown (atoi read "z1" as 0, which the schema
+ * refuses, and overflowed on long digit runs). */
+static int32_t header_count(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno != 0 || v < 1 || v > INT32_MAX ||
+        (*end != '\0' && !isspace((unsigned char)*end)))
+        return -1;
+    return (int32_t)v;
+}
 
 #define LINE_LEN 4096
 
@@ -176,7 +192,7 @@ int nsim_measure__read_perftest(nsim_measure *m, const char *text,
             }
         const char *q = strstr(line, "Number of qps");
         if (q != NULL && (q = strchr(q, ':')) != NULL)
-            r.qps = atoi(q + 1);
+            r.qps = header_count(q + 1);
         const char *p = line;
         while (*p == ' ' || *p == '\t')
             p++;

@@ -279,7 +279,7 @@ static int row_cmp(const void *a, const void *b)
 
 void nsim_sweep_sort_rows(nsim_sweep_row *rows, size_t n)
 {
-    if (n > 1)
+    if (n > 1) /* qsort wants a non-NULL array even for none */
         qsort(rows, n, sizeof *rows, row_cmp);
 }
 

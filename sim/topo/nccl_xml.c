@@ -28,6 +28,8 @@
 #define LOC_BW (5000.0 * GBPS)
 #define MAX_DEPTH 48
 #define MAX_HOSTS 256
+#define MAX_ASSUMED 8
+#define NEED_MAX 800
 #define PCIE_SW_LAT_PS 115000ull   /* PEX89000 cut-through (hw-facts 2.5) */
 #define PCIE_RC_LAT_PS 150000ull   /* host share of end-host PCIe latency */
 #define SYS_LAT_PS 100000ull
@@ -77,11 +79,24 @@ typedef struct xfile {
     uint64_t hash[MAX_HOSTS];
     int32_t nhosts, host_base;
     uint32_t ngpus;
+    /* what NCCL would fill in from the machine and we had to assume: one
+     * entry per distinct assumption, with the number of devices */
+    struct {
+        char what[320];
+        uint32_t n;
+    } assumed[MAX_ASSUMED];
+    uint32_t nassumed;
+    /* the first element that needs --gpu-gen / --nic-speed / --gpu-nvlink,
+     * and how many do: reported together after the whole file is read */
+    char need_gen[NEED_MAX], need_speed[NEED_MAX], need_nvl[NEED_MAX];
+    uint32_t nneed_gen, nneed_speed, nneed_nvl;
 } xfile;
 
 struct nsim_ncclxml {
     nsim_xml_net *nets;
     size_t nnets, cap;
+    char (*notes)[NSIM_XML_NOTE_MAX];
+    size_t nnotes, ncap;
 };
 
 typedef struct xctx {
@@ -93,7 +108,7 @@ typedef struct xctx {
 } xctx;
 
 static const nsim_xml_opts default_opts = {NSIM_XML_BW_PHYSICAL, NULL, 0,
-                                           NULL, NULL};
+                                           NSIM_XML_NVL_AUTO, NULL, NULL};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -112,17 +127,13 @@ static void warnf(const xctx *c, const char *fmt, ...)
 
 /* "FILE:LINE: <elem key="v">: what" - the element is named by the first
  * identifying attribute it has. */
-static int failn(const xctx *c, const xmlNode *n, const char *fmt, ...)
-    NSIM_PRINTF(3, 4);
-static int failn(const xctx *c, const xmlNode *n, const char *fmt, ...)
+/* "FILE:LINE: <elem key="v">" into buf. */
+static void describe(const xctx *c, const xmlNode *n, char *buf,
+                     size_t len)
 {
     static const char *const ids[] = {"busid", "name", "target", "numaid",
                                       "dev", "id", NULL};
-    char what[300], ident[96] = "";
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
+    char ident[96] = "";
     for (int i = 0; ids[i] != NULL; i++) {
         xmlChar *v = xmlGetProp(n, (const xmlChar *)ids[i]);
         if (v != NULL) {
@@ -132,8 +143,49 @@ static int failn(const xctx *c, const xmlNode *n, const char *fmt, ...)
             break;
         }
     }
-    return NSIM_ERR(c->err, NSIM_ECONFIG, "%s:%ld: <%s%s>: %s", c->f->src,
-                    xmlGetLineNo(n), (const char *)n->name, ident, what);
+    snprintf(buf, len, "%.200s:%ld: <%s%s>", c->f->src, xmlGetLineNo(n),
+             (const char *)n->name, ident);
+}
+
+static int failn(const xctx *c, const xmlNode *n, const char *fmt, ...)
+    NSIM_PRINTF(3, 4);
+static int failn(const xctx *c, const xmlNode *n, const char *fmt, ...)
+{
+    char what[300], where[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    describe(c, n, where, sizeof where);
+    return NSIM_ERR(c->err, NSIM_ECONFIG, "%s: %s", where, what);
+}
+
+/* Notes the first element that lacks what only a flag can give (need is
+ * one of f->need_*), so that every missing flag is named at once. */
+static void need(const xctx *c, const xmlNode *n, char *need, size_t len,
+                 uint32_t *count, const char *what)
+{
+    char where[320];
+    if ((*count)++ > 0)
+        return;
+    describe(c, n, where, sizeof where);
+    snprintf(need, len, "%.300s: %.480s", where, what);
+}
+
+/* Records one device's assumption (counted per distinct text). */
+static void assume(xctx *c, const char *what)
+{
+    xfile *f = c->f;
+    for (uint32_t i = 0; i < f->nassumed; i++)
+        if (strcmp(f->assumed[i].what, what) == 0) {
+            f->assumed[i].n++;
+            return;
+        }
+    if (f->nassumed == MAX_ASSUMED)
+        return; /* a file of more than 8 kinds of skeleton: seen by then */
+    snprintf(f->assumed[f->nassumed].what, sizeof f->assumed[0].what, "%s",
+             what);
+    f->assumed[f->nassumed++].n = 1;
 }
 
 static int get_int(const xctx *c, const xmlNode *n, const char *k,
@@ -324,30 +376,128 @@ static double inter_cpu_bw(const char *arch, const char *vendor, int64_t fam,
     return 5000.0;
 }
 
+/* What NVML reports on the machine for a GPU the file lists without its
+ * <gpu> (vendor skeletons): the board the part sits on. */
+enum {
+    FORM_UNKNOWN,  /* not known here: --gpu-nvlink none, or a <gpu> */
+    FORM_PCIE,     /* a PCIe card: no NVLink (bridges are not in the file) */
+    FORM_NVSWITCH, /* SXM on an NVSwitch board: links GPU -> NVSwitch */
+    FORM_MESH,     /* SXM2 GPU-to-GPU mesh (DGX-1): needs NVML's order */
+};
+
+typedef struct gpu_part {
+    uint32_t dev; /* NVIDIA PCI device id */
+    const char *gen, *name;
+    int form;
+} gpu_part;
+
+/* PCI device ids as the vendor files and dumps of ../shared/topologies
+ * carry them (0x20b0 p4d, 0x20b2 p4de/HPE/SimCCL, 0x20b5 NCv4, 0x2330
+ * Nebius/IBM/OCI H100, 0x2335 HGX H200 dump, 0x2901 Modal B200, 0x3182
+ * OCI B300, 0x31c2 OCI GB300, 0x26ba L20, 0x2204 3090, 0x2230 A6000) and
+ * the PCI id list for the others. */
+static const gpu_part gpu_parts[] = {
+    {0x1db1, "v100", "V100 SXM2 16GB", FORM_MESH},
+    {0x1db5, "v100", "V100 SXM2 32GB", FORM_MESH},
+    {0x1db4, "v100", "V100 PCIe 16GB", FORM_PCIE},
+    {0x1db6, "v100", "V100 PCIe 32GB", FORM_PCIE},
+    {0x1df6, "v100", "V100S PCIe", FORM_PCIE},
+    {0x1e04, "rtx2080ti", "RTX 2080 Ti", FORM_PCIE},
+    {0x1e07, "rtx2080ti", "RTX 2080 Ti", FORM_PCIE},
+    {0x20b0, "a100", "A100 SXM4 40GB", FORM_NVSWITCH},
+    {0x20b2, "a100", "A100 SXM4 80GB", FORM_NVSWITCH},
+    {0x20b3, "a100", "A100 SXM4 64GB", FORM_NVSWITCH},
+    {0x20b5, "a100", "A100 PCIe 80GB", FORM_PCIE},
+    {0x20f1, "a100", "A100 PCIe 40GB", FORM_PCIE},
+    {0x20b7, "a30", "A30", FORM_PCIE},
+    {0x2236, "a10", "A10", FORM_PCIE},
+    {0x2237, "a10g", "A10G", FORM_PCIE},
+    {0x2204, "rtx3090", "RTX 3090", FORM_PCIE},
+    {0x2230, "a6000", "RTX A6000", FORM_PCIE},
+    {0x26b5, "l40", "L40", FORM_PCIE},
+    {0x26b9, "l40s", "L40S", FORM_PCIE},
+    {0x26ba, "l20", "L20", FORM_PCIE},
+    {0x27b8, "l4", "L4", FORM_PCIE},
+    {0x2324, "h800", "H800 SXM5", FORM_UNKNOWN},
+    {0x2330, "h100", "H100 SXM5 80GB", FORM_NVSWITCH},
+    {0x2331, "h100", "H100 PCIe", FORM_PCIE},
+    {0x2339, "h100", "H100 (0x2339)", FORM_UNKNOWN},
+    {0x233a, "h100", "H100 (0x233a)", FORM_UNKNOWN},
+    {0x2321, "h100", "H100 NVL", FORM_PCIE},
+    {0x2335, "h200", "H200 SXM 141GB", FORM_NVSWITCH},
+    {0x233b, "h200", "H200 NVL", FORM_PCIE},
+    {0x2329, "h20", "H20", FORM_UNKNOWN},
+    {0x2342, "gh200", "GH200", FORM_UNKNOWN},
+    {0x2901, "b200", "B200", FORM_NVSWITCH},
+    {0x2941, "gb200", "GB200", FORM_NVSWITCH},
+    {0x3182, "b300", "B300", FORM_NVSWITCH},
+    {0x31c2, "gb300", "GB300", FORM_NVSWITCH},
+};
+
+/* The boards of a generation named by --gpu-gen or sm alone (no device
+ * id): NVLinks per GPU into the NVSwitch fabric as the presets build
+ * them (presets.c: dgx-a100 12, dgx-h100/hgx-h100/hgx-h200 18, gb200-nvl
+ * 18; hardware-facts 1.1 and 1.4: A100 12 NVLink3 to 6 NVSwitches,
+ * H100/H200 18 NVLink4 to 4, B200 18 NVLink5 to 2 NVLink Switch chips);
+ * generations that exist only as PCIe cards; V100 SXM2's mesh. */
+typedef struct gen_board {
+    const char *gen;
+    int form;
+    uint32_t links;
+    const char *board;
+} gen_board;
+
+static const gen_board gen_boards[] = {
+    {"v100", FORM_MESH, 6, "V100 SXM2 (DGX-1 hybrid cube-mesh)"},
+    {"a100", FORM_NVSWITCH, 12, "A100 SXM4 on an HGX A100 board: 12 NVLink3 "
+                                "to 6 NVSwitches"},
+    {"h100", FORM_NVSWITCH, 18, "H100 SXM5 on an HGX H100 board: 18 NVLink4 "
+                                "to 4 NVSwitches"},
+    {"h200", FORM_NVSWITCH, 18, "H200 SXM on an HGX H200 board: 18 NVLink4 "
+                                "to 4 NVSwitches"},
+    {"b200", FORM_NVSWITCH, 18, "B200 on an HGX B200 board: 18 NVLink5 to "
+                                "2 NVLink Switch chips"},
+    {"b300", FORM_NVSWITCH, 18, "B300 on an HGX B300 board: 18 NVLink5 to "
+                                "2 NVLink Switch chips"},
+    {"gb200", FORM_NVSWITCH, 18, "GB200: 18 NVLink5 to the rack's NVLink "
+                                 "switches"},
+    {"gb300", FORM_NVSWITCH, 18, "GB300: 18 NVLink5 to the rack's NVLink "
+                                 "switches"},
+    {"t4", FORM_PCIE, 0, "T4 (PCIe card)"},
+    {"rtx2080ti", FORM_PCIE, 0, "RTX 2080 Ti (PCIe card)"},
+    {"a10", FORM_PCIE, 0, "A10 (PCIe card)"},
+    {"a10g", FORM_PCIE, 0, "A10G (PCIe card)"},
+    {"a30", FORM_PCIE, 0, "A30 (PCIe card)"},
+    {"l4", FORM_PCIE, 0, "L4 (PCIe card)"},
+    {"l40", FORM_PCIE, 0, "L40 (PCIe card)"},
+    {"l40s", FORM_PCIE, 0, "L40S (PCIe card)"},
+    {"l20", FORM_PCIE, 0, "L20 (PCIe card)"},
+};
+
+static const gpu_part *gpu_part_of(uint64_t pciid)
+{
+    if ((pciid >> 48) != 0x10de)
+        return NULL;
+    for (size_t i = 0; i < sizeof gpu_parts / sizeof gpu_parts[0]; i++)
+        if (((pciid >> 32) & 0xffff) == gpu_parts[i].dev)
+            return &gpu_parts[i];
+    return NULL;
+}
+
+static const gen_board *gen_board_of(const char *gen)
+{
+    for (size_t i = 0; i < sizeof gen_boards / sizeof gen_boards[0]; i++)
+        if (strcmp(gen, gen_boards[i].gen) == 0)
+            return &gen_boards[i];
+    return NULL;
+}
+
 /* GPU generation from the PCI device id (NVIDIA), else from sm. */
 static const char *gpu_gen_of(uint64_t pciid, uint32_t sm)
 {
-    static const struct {
-        uint32_t dev;
-        const char *gen;
-    } ids[] = {
-        {0x1db1, "v100"},  {0x1db4, "v100"},  {0x1db5, "v100"},
-        {0x1db6, "v100"},  {0x1df6, "v100"},  {0x1e04, "rtx2080ti"},
-        {0x1e07, "rtx2080ti"}, {0x20b0, "a100"}, {0x20b2, "a100"},
-        {0x20b3, "a100"},  {0x20b5, "a100"},  {0x20f1, "a100"},
-        {0x20b7, "a30"},   {0x2236, "a10"},   {0x2237, "a10g"},
-        {0x2204, "rtx3090"}, {0x2230, "a6000"}, {0x26b5, "l40"},
-        {0x26b9, "l40s"},  {0x26ba, "l20"},   {0x27b8, "l4"},
-        {0x2324, "h800"},  {0x2330, "h100"},  {0x2331, "h100"},
-        {0x2339, "h100"},  {0x233a, "h100"},  {0x2321, "h100"},
-        {0x2335, "h200"},  {0x233b, "h200"},  {0x2329, "h20"},
-        {0x2342, "gh200"}, {0x2901, "b200"},  {0x2941, "gb200"},
-        {0x3182, "b300"},  {0x31c2, "gb300"},
-    };
-    if ((pciid >> 48) == 0x10de)
-        for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-            if (((pciid >> 32) & 0xffff) == ids[i].dev)
-                return ids[i].gen;
+    const gpu_part *p = gpu_part_of(pciid);
+    if (p != NULL)
+        return p->gen;
     switch (sm) {
     case 60: return "p100";
     case 70: return "v100";
@@ -452,6 +602,63 @@ static int read_c2c(xctx *c, const xmlNode *n, int32_t gpu)
     return NSIM_OK;
 }
 
+/* A GPU the file lists as a bare <pci> (no <gpu>): NCCL takes its sm,
+ * NVML index and NVLinks from the machine. Assumes what NVML reports for
+ * the part (PCI device id) or the generation (--gpu-gen) and records it;
+ * a shape that needs NVML's GPU order (V100 mesh) or is not known here
+ * is left to --gpu-nvlink none. */
+static int complete_gpu(xctx *c, const xmlNode *pci, size_t di)
+{
+    xdev *d = &c->f->devs[di];
+    const gpu_part *part = gpu_part_of(d->pciid);
+    const gen_board *b = gen_board_of(part ? part->gen : d->gen);
+    int form = part ? part->form : b ? b->form : FORM_UNKNOWN;
+    char name[128], what[320];
+    if (part != NULL)
+        snprintf(name, sizeof name, "%s (PCI device 0x%04x), sm %u",
+                 part->name, part->dev, d->sm);
+    else
+        snprintf(name, sizeof name, "%s (--gpu-gen; the file gives no PCI "
+                 "device id), sm %u", d->gen, d->sm);
+    if (c->o->nvlink == NSIM_XML_NVL_NONE)
+        form = FORM_PCIE;
+    switch (form) {
+    case FORM_PCIE:
+        snprintf(what, sizeof what, "GPU(s) listed without <gpu> (NCCL "
+                 "fills them in from NVML): assumed %s, GDR, no NVLink (%s)",
+                 name, c->o->nvlink == NSIM_XML_NVL_NONE
+                           ? "--gpu-nvlink none"
+                           : "a PCIe card; bridges would come from NVML");
+        assume(c, what);
+        return NSIM_OK;
+    case FORM_NVSWITCH: {
+        xref *r;
+        NSIM_TRY(new_ref(c, XR_NVLINK, (int32_t)di, pci, &r));
+        snprintf(r->target, sizeof r->target, "fffffff:ff:ff.0");
+        r->tclass = 0x068000;
+        r->count = b->links;
+        snprintf(what, sizeof what, "GPU(s) listed without <gpu> (NCCL "
+                 "fills them in from NVML): assumed %s, GDR, as %s (one "
+                 "NVSwitch node, as NCCL collapses them)", name, b->board);
+        assume(c, what);
+        return NSIM_OK;
+    }
+    default:
+        snprintf(what, sizeof what, "a %s without <gpu>: NCCL reads its "
+                 "NVLinks from NVML, and %s: not completed; give "
+                 "--gpu-nvlink none to import it without NVLink, or use "
+                 "the machine's NCCL_TOPO_DUMP_FILE",
+                 part ? part->name : d->gen,
+                 form == FORM_MESH
+                     ? "they join GPU pairs (hybrid cube-mesh) that the "
+                       "file cannot name"
+                     : "the NVLink shape of this part is not known here");
+        need(c, pci, c->f->need_nvl, sizeof c->f->need_nvl,
+             &c->f->nneed_nvl, what);
+        return NSIM_OK;
+    }
+}
+
 /* A GPU: pci is its <pci> (already in d), g its <gpu> child or NULL. */
 static int read_gpu(xctx *c, const xmlNode *pci, const xmlNode *g,
                     size_t di)
@@ -471,15 +678,21 @@ static int read_gpu(xctx *c, const xmlNode *pci, const xmlNode *g,
     const char *gen = gpu_gen_of(d->pciid, d->sm);
     if (gen == NULL)
         gen = c->o->gpu_gen;
-    if (gen == NULL || (d->sm == 0 && nsim_gpu_gen_sm(gen) == 0))
-        return failn(c, n,
-                     "a GPU with %s: give its generation (--gpu-gen)",
-                     d->sm ? "an sm and PCI id not known here"
-                           : "no sm and no known PCI device id");
+    if (gen == NULL || (d->sm == 0 && nsim_gpu_gen_sm(gen) == 0)) {
+        need(c, n, c->f->need_gen, sizeof c->f->need_gen, &c->f->nneed_gen,
+             d->sm ? "a GPU with an sm and PCI id not known here: give its "
+                     "generation (--gpu-gen GEN)"
+                   : "a GPU with no sm and no known PCI device id: give its "
+                     "generation (--gpu-gen GEN: v100, a100, h100, h200, "
+                     "b200, b300, l40s, ...)");
+        return NSIM_OK; /* the file fails once it is read */
+    }
     snprintf(d->gen, sizeof d->gen, "%s", gen);
     if (d->sm == 0)
         d->sm = nsim_gpu_gen_sm(gen);
-    for (const xmlNode *k = g ? g->children : NULL; k; k = k->next) {
+    if (g == NULL)
+        return complete_gpu(c, pci, di);
+    for (const xmlNode *k = g->children; k; k = k->next) {
         if (nsim__xml_is(k, "nvlink"))
             NSIM_TRY(read_nvlink(c, k, (int32_t)di));
         else if (nsim__xml_is(k, "c2c"))
@@ -518,13 +731,20 @@ static int read_net(xctx *c, const xmlNode *n, nsim_xml_net *nr)
     NSIM_TRY(get_hex(c, n, "guid", &nr->guid));
     NSIM_TRY(get_double(c, n, "latency", &lat));
     NSIM_TRY(get_double(c, n, "speed", &speed));
-    if (speed < 0 && c->o->nic_speed > 0)
+    if (speed < 0 && c->o->nic_speed > 0) {
+        char what[200];
         speed = c->o->nic_speed * 8 / 1e6;
-    else if (speed < 0)
-        return failn(c, n, "no speed (Mb/s): NCCL would ask the network "
-                           "plugin; give it in the file or with "
-                           "--nic-speed");
-    else if (speed == 0) {
+        snprintf(what, sizeof what, "NET device(s) without speed (NCCL asks "
+                 "the network plugin): assumed %.0f Mb/s (--nic-speed)",
+                 speed);
+        assume(c, what);
+    } else if (speed < 0) {
+        need(c, n, c->f->need_speed, sizeof c->f->need_speed,
+             &c->f->nneed_speed, "no speed (Mb/s): NCCL would ask the "
+             "network plugin; give it in the file or with --nic-speed BW (e.g. --nic-speed \"200 Gb/s\" for HDR "
+             "InfiniBand, \"400 Gb/s\" for NDR)");
+        speed = 10000; /* the file fails once it is read */
+    } else if (speed == 0) {
         warnf(c, "%s:%ld: <net name=\"%s\">: speed 0 taken as 10000 Mb/s, "
                  "as NCCL does", c->f->src, xmlGetLineNo(n), nr->name);
         speed = 10000;
@@ -581,17 +801,31 @@ static int read_nic(xctx *c, const xmlNode *nic, int32_t parent,
 }
 
 /* A NIC PCI function listed without <nic>/<net> (vendor skeletons). */
-static int read_bare_nic(xctx *c, const xmlNode *pci, size_t di)
+static int read_bare_nic(xctx *c, const xmlNode *pci, size_t di,
+                         uint64_t cls)
 {
     xdev *d = &c->f->devs[di];
-    if (!(c->o->nic_speed > 0))
-        return failn(c, pci, "a NIC (class 0x02...) with no <net> and so "
-                             "no speed: give --nic-speed");
+    char what[240];
     d->kind = XK_NIC;
     d->speed = c->o->nic_speed;
     d->ports = 1;
     d->gdr = 1;
-    d->ll = NSIM_LL_IB;
+    d->ll = (cls >> 8) == 0x0207 ? NSIM_LL_IB : NSIM_LL_ROCE;
+    if (!(c->o->nic_speed > 0)) {
+        need(c, pci, c->f->need_speed, sizeof c->f->need_speed,
+             &c->f->nneed_speed, "a NIC (class 0x02...) with no <net> and "
+             "so no speed: give --nic-speed BW (e.g. --nic-speed \"200 Gb/s\" for HDR "
+             "InfiniBand, \"400 Gb/s\" for NDR)");
+        d->speed = 1e9; /* the file fails once it is read */
+    } else {
+        snprintf(what, sizeof what, "NIC(s) listed without <nic>/<net> "
+                 "(NCCL asks the network plugin): assumed 1 port of %.0f "
+                 "Gb/s (--nic-speed), GDR, %s (class 0x%06llx)",
+                 d->speed * 8 / 1e9, d->ll == NSIM_LL_IB ? "InfiniBand"
+                                                         : "Ethernet/RoCE",
+                 (unsigned long long)cls);
+        assume(c, what);
+    }
     snprintf(d->gen, sizeof d->gen, "%s", nic_gen_of(d->pciid));
     nsim_xml_net nr = {.host = c->host, .dev = -1, .port = 1, .gdr = 1,
                        .speed = d->speed, .nic = (uint32_t)di};
@@ -665,7 +899,7 @@ static int read_pci(xctx *c, const xmlNode *n, int32_t parent, int depth)
     if (kind == XK_GPU)
         return read_gpu(c, n, gpu, di);
     if ((cls >> 16) == 0x02 && n->children == NULL)
-        return read_bare_nic(c, n, di);
+        return read_bare_nic(c, n, di, cls);
     return read_pci_children(c, n, di, depth);
 }
 
@@ -1120,13 +1354,77 @@ void nsim_ncclxml_destroy(nsim_ncclxml *x)
     if (x == NULL)
         return;
     free(x->nets);
+    free(x->notes);
     free(x);
 }
 
 size_t nsim_ncclxml_nnets(const nsim_ncclxml *x) { return x->nnets; }
+size_t nsim_ncclxml_nnotes(const nsim_ncclxml *x) { return x->nnotes; }
+const char *nsim_ncclxml_note(const nsim_ncclxml *x, size_t i)
+{
+    return x->notes[i];
+}
 const nsim_xml_net *nsim_ncclxml_net(const nsim_ncclxml *x, size_t i)
 {
     return &x->nets[i];
+}
+
+static int add_note(nsim_ncclxml *x, const char *text, nsim_err *err)
+{
+    if (x->nnotes == x->ncap) {
+        size_t cap = x->ncap ? x->ncap * 2 : 8;
+        char(*p)[NSIM_XML_NOTE_MAX] = realloc(x->notes, cap * sizeof *p);
+        if (p == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+        x->notes = p;
+        x->ncap = cap;
+    }
+    snprintf(x->notes[x->nnotes++], NSIM_XML_NOTE_MAX, "%s", text);
+    return NSIM_OK;
+}
+
+/* The file needed options it was not given: one error naming each. */
+static int missing_flags(xctx *c)
+{
+    const xfile *f = c->f;
+    const struct {
+        const char *msg;
+        uint32_t n;
+    } need[] = {{f->need_gen, f->nneed_gen},
+                {f->need_speed, f->nneed_speed},
+                {f->need_nvl, f->nneed_nvl}};
+    char out[3 * NEED_MAX + 64] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        if (need[i].n == 0)
+            continue;
+        int w = snprintf(out + len, sizeof out - len, "%s%s", len ? "; " : "",
+                         need[i].msg);
+        if (w > 0 && (size_t)w < sizeof out - len)
+            len += (size_t)w;
+        if (need[i].n > 1 && len < sizeof out) {
+            w = snprintf(out + len, sizeof out - len, " (%u such elements)",
+                         need[i].n);
+            if (w > 0 && (size_t)w < sizeof out - len)
+                len += (size_t)w;
+        }
+    }
+    return len ? NSIM_ERR(c->err, NSIM_ECONFIG, "%s", out) : NSIM_OK;
+}
+
+/* Says, per distinct assumption, what the file left to the machine. */
+static int report_assumed(xctx *c)
+{
+    const xfile *f = c->f;
+    char text[NSIM_XML_NOTE_MAX];
+    for (uint32_t i = 0; i < f->nassumed; i++) {
+        snprintf(text, sizeof text, "%.180s: %u %.300s", f->src,
+                 f->assumed[i].n, f->assumed[i].what);
+        NSIM_TRY(add_note(c->x, text, c->err));
+        if (c->o->warn != NULL)
+            c->o->warn(c->o->warn_ud, text);
+    }
+    return NSIM_OK;
 }
 
 /* Reads the XML of one file (text given, or read from path) into f. */
@@ -1146,8 +1444,15 @@ static int read_one(xfile *f, const char *path, const char *text,
     if (rc == NSIM_OK && f->ngpus == 0)
         rc = NSIM_ERR(err, NSIM_ECONFIG,
                       "%s: no GPU: the file lists no <gpu> and no GPU-class "
-                      "<pci> (a skeleton that NCCL completes from the live "
-                      "machine cannot be imported alone)", path);
+                      "<pci> (a skeleton: NCCL adds the GPUs it finds on the "
+                      "machine, and where they sit is not in the file; no "
+                      "option completes it: use the machine's "
+                      "NCCL_TOPO_DUMP_FILE, or topo build --node-preset)",
+                      path);
+    if (rc == NSIM_OK)
+        rc = missing_flags(&c);
+    if (rc == NSIM_OK)
+        rc = report_assumed(&c);
     /* net records hold the file's local host and xdev index until
      * emit_file turns them into topology ones */
     if (rc == NSIM_OK)
@@ -1195,9 +1500,12 @@ static int load_all(xfile *fs, const char *const *files, size_t n,
     }
     net_at[n] = x->nnets;
     if (!keep_given_ranks(fs, n, total)) {
+        static const char renum[] = "GPU ranks missing or not 0..N-1 across "
+                                    "the files: renumbered file by file "
+                                    "(GPUs in rank, then document order)";
+        NSIM_TRY(add_note(x, renum, err));
         if (o->warn != NULL)
-            o->warn(o->warn_ud, "GPU ranks missing or not 0..N-1 across "
-                                "the files: renumbered file by file");
+            o->warn(o->warn_ud, renum);
         NSIM_TRY(renumber_ranks(fs, n, err));
     }
     char name[NSIM_NAME_MAX];

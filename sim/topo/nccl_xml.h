@@ -18,6 +18,14 @@
  *                   switches are flattened to one, as NCCL does.
  *   pci + gpu    -> gpu "hH.gpuK" (rank from the rank attribute; gen from
  *                   the PCI device id, else from sm, else the option).
+ *   pci (GPU class, no <gpu>: vendor skeletons that NCCL completes from
+ *                   NVML) -> the same GPU, completed with what NVML would
+ *                   report for the part (PCI device id) or generation
+ *                   (--gpu-gen): SXM parts their board's NVLinks into the
+ *                   NVSwitch fabric (A100 12, H100/H200 18, B200/B300
+ *                   18), PCIe cards none; V100 SXM2's mesh and parts of
+ *                   unknown shape need nvlink = NONE. Each assumption is
+ *                   a note (nsim_ncclxml_note, opts->warn).
  *   nvlink       -> to an NVSwitch (tclass 0x068000, an unknown bus id or
  *                   fffffff:ff:ff.0): one nvswitch "hH.nvs" per file, as
  *                   NCCL collapses all NVSwitches into one NVS node (for a
@@ -63,13 +71,24 @@ typedef enum nsim_xml_bw {
     NSIM_XML_BW_NCCL,
 } nsim_xml_bw;
 
+/* GPUs listed without <gpu> (vendor skeletons): NVLinks as NVML would
+ * report them for the part or generation (AUTO), or none. */
+typedef enum nsim_xml_nvl {
+    NSIM_XML_NVL_AUTO,
+    NSIM_XML_NVL_NONE,
+} nsim_xml_nvl;
+
+#define NSIM_XML_NOTE_MAX 512
+
 typedef void nsim_xml_warn_fn(void *ud, const char *msg);
 
 typedef struct nsim_xml_opts {
     nsim_xml_bw bw;
     const char *gpu_gen; /* for GPUs with no sm and no known PCI id */
     double nic_speed;    /* bytes/s for NICs with no speed; 0: an error */
-    nsim_xml_warn_fn *warn; /* optional: notes on odd but valid input */
+    nsim_xml_nvl nvlink; /* for GPUs without <gpu> */
+    nsim_xml_warn_fn *warn; /* optional: notes on odd but valid input and
+                             * on what had to be assumed */
     void *warn_ud;
 } nsim_xml_opts;
 
@@ -106,6 +125,10 @@ NSIM_NODISCARD int nsim_ncclxml_load_file(const char *path,
                                           nsim_topo **out, nsim_err *err);
 
 size_t nsim_ncclxml_nnets(const nsim_ncclxml *x);
+/* What the files left to the live machine and the import assumed (one
+ * line per file and kind of device; also given to opts->warn). */
+size_t nsim_ncclxml_nnotes(const nsim_ncclxml *x);
+const char *nsim_ncclxml_note(const nsim_ncclxml *x, size_t i);
 const nsim_xml_net *nsim_ncclxml_net(const nsim_ncclxml *x, size_t i);
 void nsim_ncclxml_destroy(nsim_ncclxml *x); /* NULL-safe */
 

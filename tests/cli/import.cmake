@@ -11,7 +11,7 @@ set(xml_ok
   "aws-p4d.24xlarge|--nic-speed,100 Gb/s|8 ranks on 1 host"
   "aws-p4de.24xlarge|--nic-speed,100 Gb/s|8 ranks on 1 host"
   "azure-ncv4||4 ranks on 1 host"
-  "azure-ndv2|--gpu-gen,v100,--nic-speed,100 Gb/s|8 ranks on 1 host"
+  "azure-ndv2|--gpu-gen,v100,--nic-speed,100 Gb/s,--gpu-nvlink,none|8 ranks on 1 host"
   "azure-ndv4|--gpu-gen,a100,--nic-speed,200 Gb/s|8 ranks on 1 host"
   "azure-ndv5|--gpu-gen,h100,--nic-speed,400 Gb/s|8 ranks on 1 host"
   "community-2xa100pcie-nccl2.30||2 ranks on 1 host"
@@ -40,10 +40,20 @@ set(xml_bad
   "amd-rccl-8xmi300x||:1: <system>: unknown version \"2\""
   "aws-g5.48xlarge||no GPU: the file lists no <gpu>"
   "aws-p5.48xlarge||no GPU: the file lists no <gpu>"
-  "azure-ndv4||:4: <pci busid=\"0003:00:00.0\">: a GPU with no sm"
+  "azure-ndv4||:4: <pci busid=\"0003:00:00.0\">: a GPU with no sm.*--gpu-gen GEN.*--nic-speed BW"
+  "azure-ndv2|--gpu-gen,v100,--nic-speed,100 Gb/s|a v100 without <gpu>.*give --gpu-nvlink none"
   "alibaba-rtpllm-8xl20-cx8||:11: <net name=\"mlx5_bond_0\">: no speed"
   "community-hgx-h200-baremetal-partial||:53: malformed XML: Premature end"
   "dell-xe8545-4xa100-mlperf|--gpu-gen,a100,--nic-speed,200 Gb/s|<pci busid=\"0000:ba:00.0\">: bus id 0000:ba:00.0 already used at line")
+# vendor skeletons: GPUs without <gpu> completed from the PCI id, said so
+nsim_expect(cli.xml.nebius_completed 0
+            CMD ${NCCLSIM} topo import ${X}/nebius-h100-vm-topo.xml
+                -o import-nebius.topo.json
+            ERR "note: .*nebius-h100-vm-topo.xml: 8 GPU.s. listed without <gpu> .NCCL fills them in from NVML.: assumed H100 SXM5 80GB .PCI device 0x2330.*18 NVLink4")
+nsim_expect(cli.xml.gpu_nvlink_bad 2
+            CMD ${NCCLSIM} topo check --gpu-nvlink some
+                ${X}/nebius-h100-vm-topo.xml
+            ERR "bad value 'some' for option --gpu-nvlink")
 foreach(e ${xml_bad})
   string(REPLACE "|" ";" f "${e}")
   list(GET f 0 name)

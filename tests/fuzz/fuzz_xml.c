@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * fuzz_xml.c - libFuzzer harness for the NCCL XML readers: the same bytes
- * go to the topology importer and to the graph reader (against a fixed
- * 2-host topology), which must fail cleanly or succeed, never crash.
+ * go to the topology importer (with or without --gpu-gen/--nic-speed,
+ * --gpu-nvlink none) and to the graph reader (against a fixed 2-host
+ * topology), which must fail cleanly or succeed, never crash.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +29,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     nsim_err err = {0};
     nsim_topo *t = NULL;
-    nsim_xml_opts o = {.gpu_gen = "h100", .nic_speed = 50e9};
+    /* the input's length picks the options, so that both the completed
+     * and the refused skeletons are reached */
+    nsim_xml_opts o = {.gpu_gen = size & 2 ? NULL : "h100",
+                       .nic_speed = size & 2 ? 0 : 50e9,
+                       .nvlink = size & 1 ? NSIM_XML_NVL_NONE
+                                          : NSIM_XML_NVL_AUTO};
     if (nsim_ncclxml_parse((const char *)data, size, "fuzz.xml", &o, &t,
                            &err) == NSIM_OK) {
         for (uint32_t r = 0; r < nsim_topo_nranks(t) && r < 4; r++) {
