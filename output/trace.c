@@ -197,8 +197,10 @@ static int collect_flows(const nsim_plan *p, const nsim_exec_result *r,
         }
     }
     for (uint32_t c = 0; c < n; c++) {
-        qsort(f->send[c], f->nsend[c], sizeof *f->send[c], end_cmp);
-        qsort(f->recv[c], f->nrecv[c], sizeof *f->recv[c], end_cmp);
+        if (f->nsend[c] > 1)
+            qsort(f->send[c], f->nsend[c], sizeof *f->send[c], end_cmp);
+        if (f->nrecv[c] > 1)
+            qsort(f->recv[c], f->nrecv[c], sizeof *f->recv[c], end_cmp);
     }
     return NSIM_OK;
 }
@@ -292,7 +294,8 @@ static nsim_time *wr_ends(const nsim_tlog *lg)
             idx[m++] = i;
     }
     sort_base = lg->r;
-    qsort(idx, m, sizeof *idx, wr_cmp);
+    if (m > 1)
+        qsort(idx, m, sizeof *idx, wr_cmp);
     for (size_t k = 0; k + 1 < m; k++) {
         const nsim_trec *x = &lg->r[idx[k]], *y = &lg->r[idx[k + 1]];
         if (x->kind == NSIM_TR_WR_POST && y->kind == NSIM_TR_WR_DONE &&
