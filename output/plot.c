@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "sim/core/strbuf.h"
 #include "sim/core/jread.h"
 
 #define MAX_KNOBS 16
@@ -409,11 +410,7 @@ static int apply_where(ptable *t, const nsim_plot_opts *o, nsim_err *err)
 
 /* --- script text --- */
 
-typedef struct gbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} gbuf;
+typedef nsim_strbuf gbuf;
 
 static void gp(gbuf *b, const char *fmt, ...) NSIM_PRINTF(2, 3);
 
@@ -421,28 +418,8 @@ static void gp(gbuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    nsim_strbuf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (b->oom || n < 0) {
-        b->oom = 1;
-        return;
-    }
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap : 4096;
-        while (c < b->len + (size_t)n + 1)
-            c *= 2;
-        char *g = realloc(b->s, c);
-        if (g == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->s = g;
-        b->cap = c;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
 }
 
 /* A gnuplot single-quoted string ('' is a quote). */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/core/strbuf.h"
 #include "models/tracelog.h"
 #include "sim/core/jread.h"
 
@@ -20,9 +21,7 @@
 #define DEFAULT_CAP 1000000u
 
 typedef struct tbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
+    nsim_strbuf text;
     uint64_t events;
 } tbuf;
 
@@ -32,28 +31,8 @@ static void tb(tbuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    nsim_strbuf_vprintf(&b->text, fmt, ap);
     va_end(ap);
-    if (b->oom || n < 0) {
-        b->oom = 1;
-        return;
-    }
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap : 1 << 16;
-        while (c < b->len + (size_t)n + 1)
-            c *= 2;
-        char *g = realloc(b->s, c);
-        if (g == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->s = g;
-        b->cap = c;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
 }
 
 /* One event; the list is comma-separated. */
@@ -321,7 +300,7 @@ static uint32_t qp_tid(tbuf *b, qp_rows *q, const nsim_plan *p, uint32_t conn,
     if (q->end[conn] == NULL) {
         q->end[conn] = malloc((size_t)nq * SUBS * 2 * sizeof **q->end);
         if (q->end[conn] == NULL) {
-            b->oom = 1;
+            b->text.oom = 1;
             return TID_QP;
         }
         for (size_t i = 0; i < (size_t)nq * SUBS * 2; i++)
@@ -497,15 +476,15 @@ int nsim_trace_write(const char *path, const nsim_topo *t, const nsim_plan *p,
         }
     }
     if (lg != NULL && records(&b, t, p, lg, r->link_sample_ps) != NSIM_OK)
-        b.oom = 1;
+        b.text.oom = 1;
     tb(&b, "\n]}\n");
     flows_free(&f, p->nconns);
     free(used);
-    if (b.oom) {
-        free(b.s);
+    if (b.text.oom) {
+        free(b.text.s);
         return NSIM_ERR(err, NSIM_ENOMEM, "%s: out of memory", path);
     }
-    int rc = nsim_write_file_atomic(path, b.s, b.len, err);
-    free(b.s);
+    int rc = nsim_write_file_atomic(path, b.text.s, b.text.len, err);
+    free(b.text.s);
     return rc;
 }

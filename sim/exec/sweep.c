@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "sim/core/strbuf.h"
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
 
@@ -285,11 +286,7 @@ void nsim_sweep_sort_rows(nsim_sweep_row *rows, size_t n)
 
 /* --- text --- */
 
-typedef struct tbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} tbuf;
+typedef nsim_strbuf tbuf;
 
 static void tb_printf(tbuf *b, const char *fmt, ...) NSIM_PRINTF(2, 3);
 
@@ -297,28 +294,8 @@ static void tb_printf(tbuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    nsim_strbuf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (b->oom || n < 0) {
-        b->oom = 1;
-        return;
-    }
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *g = realloc(b->s, cap);
-        if (g == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->s = g;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
 }
 
 /* Names and values are checked at add_axis (no quotes or controls); the
