@@ -80,7 +80,7 @@ int nsim_export_csv(const char *path, const nsim_report_meta *m,
     return sb_write(&b, path, err);
 }
 
-static int run_gnuplot(const char *script)
+int nsim_export_run_gnuplot(const char *script)
 {
     pid_t pid = fork();
     if (pid < 0)
@@ -129,7 +129,7 @@ static int render_png(const nsim_report_meta *m, const strbuf *data,
                    : nsim_out_scratch(".gp", b.s, b.len, gp, sizeof gp, err);
         free(b.s);
         if (rc == NSIM_OK) {
-            if (run_gnuplot(gp) == 0 &&
+            if (nsim_export_run_gnuplot(gp) == 0 &&
                 nsim_read_file(img, png, png_len, NULL) == NSIM_OK &&
                 *png_len == 0) {
                 free(*png);

@@ -25,4 +25,8 @@ NSIM_NODISCARD int nsim_export_plot(const char *path,
                                     const nsim_run_row *rows, size_t n,
                                     int *rendered, nsim_err *err);
 
+/* Runs gnuplot on a script file; its exit status (127: no gnuplot, -1:
+ * could not run it). */
+int nsim_export_run_gnuplot(const char *script);
+
 #endif

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "output/export.h"
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
 #include "sim/exec/compare.h"
@@ -224,21 +225,6 @@ static cJSON *rows_json(const nsim_measure_series *m, const char *notes,
     return o;
 }
 
-static int run_gnuplot(const char *script)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        execlp("gnuplot", "gnuplot", script, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* Appends printf output to a growable buffer; NULL on no memory. */
 typedef struct sbuf {
     char *p;
@@ -325,7 +311,7 @@ static void render_plot(const char *path)
 {
     char gp[4096];
     snprintf(gp, sizeof gp, "%s.gp", path);
-    if (run_gnuplot(gp) != 0)
+    if (nsim_export_run_gnuplot(gp) != 0)
         fprintf(stderr, "ncclsim: note: gnuplot did not render %s (install "
                 "gnuplot-nox); %s and %s.dat are written\n", path, gp,
                 path);
