@@ -666,8 +666,20 @@ static void fmt_count(char *b, size_t n, uint64_t v)
 {
     if (v >= 1000000000ull)
         snprintf(b, n, "%.2f G", (double)v / 1e9);
-    else
+    else if (v >= 1000000ull)
         snprintf(b, n, "%.2f M", (double)v / 1e6);
+    else
+        snprintf(b, n, "%llu", (unsigned long long)v);
+}
+
+/* What a message over a budget suggests: flow fidelity, unless the run
+ * already uses it. */
+static const char *suggest_flow(const nsim_exec_opts *opts)
+{
+    return opts->fidelity == NSIM_FIDELITY_FLOW
+               ? " (this run is already at flow fidelity: fewer sizes or "
+                 "ranks)"
+               : ", or use --fidelity flow";
 }
 
 /* Refuses a run whose estimate is over a budget, before anything is
@@ -708,11 +720,12 @@ static int check_budget(exec *ex, nsim_topo *topo, const nsim_params *params,
                         "over the memory budget: this run needs about %s "
                         "of simulation state (%u NET connections with "
                         "their QPs and CQs, %u local ones), --max-memory "
-                        "is %s%s; raise it, or use --fidelity flow",
+                        "is %s%s; raise it%s",
                         need, e.net_conns, e.local_conns, have,
                         opts->max_memory ? ""
                                          : " (the default: 75% of the "
-                                           "memory available)");
+                                           "memory available)",
+                        suggest_flow(opts));
     }
     nsim_sim_set_budget(ex->sim, *max_ev == UINT64_MAX ? 0 : *max_ev,
                         *max_mem == UINT64_MAX ? 0 : *max_mem);
@@ -732,17 +745,18 @@ static int budget_hit(exec *ex, uint64_t max_ev, uint64_t max_mem,
         fmt_count(have, sizeof have, max_ev);
         return NSIM_ERR(err, NSIM_EBUDGET,
                         "over the event budget (--max-events %s%s): %s; "
-                        "raise it, or use --fidelity flow",
+                        "raise it%s",
                         have, opts->max_events ? "" : ", the default",
-                        msg + strlen(ev));
+                        msg + strlen(ev), suggest_flow(opts));
     }
     if (strncmp(msg, mem, strlen(mem)) == 0)
         msg += strlen(mem);
     fmt_bytes(have, sizeof have, max_mem);
     return NSIM_ERR(err, NSIM_EBUDGET,
                     "over the memory budget (--max-memory %s%s): %s; raise "
-                    "it, or use --fidelity flow",
-                    have, opts->max_memory ? "" : ", the default", msg);
+                    "it%s",
+                    have, opts->max_memory ? "" : ", the default", msg,
+                    suggest_flow(opts));
 }
 
 int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
