@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the libFuzzer harnesses (clang, ASan + UBSan) in build-fuzz/ and
-# runs each for SECONDS (default 20) on a scratch copy of its corpus
+# runs each for SECONDS (default 20, seed 1: the same inputs each run) on
+# a scratch copy of its corpus
 # (tests/fuzz/corpus/NAME). Any crash, leak, sanitizer report or timeout
 # fails (exit 1); the input is left in the scratch directory, printed.
 #   sh scripts/fuzz.sh [SECONDS] [NAME...]    NAME: xml graph log topo ...
@@ -22,7 +23,7 @@ for h in $names; do
     mkdir -p "$scratch/$h" "$scratch/$h.crash"
     cp tests/fuzz/corpus/"$h"/* "$scratch/$h/"
     if ./build-fuzz/tests/fuzz/nsim_fuzz_"$h" -max_total_time="$secs" \
-           -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+           -seed=1 -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
            -artifact_prefix="$scratch/$h.crash/" -print_final_stats=1 \
            "$scratch/$h" >"$scratch/$h.log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$h.log")
