@@ -21,6 +21,7 @@ typedef struct server {
     nsim_wire wire;
     uint32_t reverse; /* reverse server for NVLink responses, or self */
     double multimem;  /* NVLink: wire-time factor of multimem pieces */
+    double efficiency; /* share of a set rate the link delivers */
     int down;         /* drops every piece */
     uint64_t dropped;
     nsim_server_stats st;
@@ -38,6 +39,8 @@ struct nsim_fabric {
     nsim_piece *free_list;
     nsim_huge_slab slab; /* the pool's blocks, on huge pages */
     nsim_flownet *flow; /* flow fidelity, or NULL */
+    nsim_topo *topo; /* routes are computed on demand */
+    uint32_t *mem_server; /* per device: its host-memory server, or none */
 };
 
 static nsim_wire wire_of_link(const nsim_link *l)
@@ -57,7 +60,7 @@ static nsim_wire wire_of_link(const nsim_link *l)
     }
 }
 
-int nsim_fabric_create(nsim_sim *sim, const nsim_topo *topo,
+int nsim_fabric_create(nsim_sim *sim, nsim_topo *topo,
                        const nsim_params *params, nsim_fabric **out,
                        nsim_err *err)
 {
@@ -82,13 +85,24 @@ int nsim_fabric_create(nsim_sim *sim, const nsim_topo *topo,
         if (s->type == NSIM_DEV_SWITCH || s->type == NSIM_DEV_NVSWITCH)
             lat += s->lat_ps;
         const nsim_device *gpu = s->type == NSIM_DEV_GPU ? s : d;
-        f->servers[i] = (server){l->bw, lat, 0, wire_of_link(l), l->reverse,
-                                 1.0, 0, 0, {0}};
+        double eff = nsim_params_link_efficiency(params, (int)l->type);
+        f->servers[i] = (server){l->bw * eff, lat, 0, wire_of_link(l),
+                                 l->reverse, 1.0, eff, 0, 0, {0}};
         if (l->type == NSIM_LINK_NVLINK && gpu->type == NSIM_DEV_GPU)
             f->servers[i].multimem =
                 nsim_params_multimem_factor(params, gpu->sm);
     }
     f->nservers = n;
+    f->topo = topo;
+    f->mem_server = malloc(nsim_topo_ndevices(topo) * sizeof *f->mem_server +
+                           1);
+    if (f->mem_server == NULL) {
+        free(f->servers);
+        free(f);
+        return NSIM_ERR(err, NSIM_ENOMEM, "fabric: out of memory");
+    }
+    for (uint32_t d = 0; d < nsim_topo_ndevices(topo); d++)
+        f->mem_server[d] = UINT32_MAX;
     *out = f;
     return NSIM_OK;
 }
@@ -99,6 +113,7 @@ void nsim_fabric_destroy(nsim_fabric *f)
         return;
     nsim_flownet_destroy(f->flow);
     nsim_huge_release(&f->slab);
+    free(f->mem_server);
     free(f->servers);
     free(f);
 }
@@ -115,8 +130,44 @@ int nsim_fabric_add_server(nsim_fabric *f, double bw, nsim_time lat_ps,
         f->cap = cap;
     }
     uint32_t id = f->nservers++;
-    f->servers[id] = (server){bw, lat_ps, 0, wire, id, 1.0, 0, 0, {0}};
+    f->servers[id] = (server){bw, lat_ps, 0, wire, id, 1.0, 1.0, 0, 0, {0}};
     *out = id;
+    return NSIM_OK;
+}
+
+int nsim_fabric_memory_server(nsim_fabric *f, uint32_t dev, uint32_t *out)
+{
+    *out = UINT32_MAX;
+    if (nsim_topo_device(f->topo, dev)->type != NSIM_DEV_CPU)
+        return NSIM_OK;
+    if (f->mem_server[dev] == UINT32_MAX)
+        NSIM_TRY(nsim_fabric_add_server(f, f->params->host_mem_bw, 0,
+                                        NSIM_WIRE_RAW, &f->mem_server[dev]));
+    *out = f->mem_server[dev];
+    return NSIM_OK;
+}
+
+int nsim_fabric_route_path(nsim_fabric *f, uint32_t a, uint32_t b,
+                           uint32_t pick, uint32_t *out, uint32_t max,
+                           uint32_t *n, nsim_err *err)
+{
+    const nsim_route *r;
+    uint32_t ma, mb, k = 0;
+    NSIM_TRY(nsim_topo_route(f->topo, a, b, &r, err));
+    if (nsim_fabric_memory_server(f, a, &ma) != NSIM_OK ||
+        nsim_fabric_memory_server(f, b, &mb) != NSIM_OK)
+        return NSIM_ERR(err, NSIM_ENOMEM, "fabric: out of memory");
+    if (r->hops + (ma != UINT32_MAX) + (mb != UINT32_MAX) > max)
+        return NSIM_ERR(err, NSIM_ENOTSUP, "fabric: route of %u hops too long",
+                        r->hops);
+    if (ma != UINT32_MAX)
+        out[k++] = ma;
+    const uint32_t *l = &r->links[(pick % r->npaths) * r->hops];
+    for (uint32_t i = 0; i < r->hops; i++)
+        out[k++] = nsim_fabric_link_server(l[i]);
+    if (mb != UINT32_MAX)
+        out[k++] = mb;
+    *n = k;
     return NSIM_OK;
 }
 
@@ -314,7 +365,7 @@ nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t id)
 
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
 {
-    f->servers[id].bw = bw;
+    f->servers[id].bw = bw * f->servers[id].efficiency;
     if (f->flow != NULL)
         nsim_flownet_changed(f->flow, id);
 }

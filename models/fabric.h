@@ -67,7 +67,7 @@ typedef struct nsim_server_stats {
     nsim_time busy_ps;
 } nsim_server_stats;
 
-NSIM_NODISCARD int nsim_fabric_create(nsim_sim *sim, const nsim_topo *topo,
+NSIM_NODISCARD int nsim_fabric_create(nsim_sim *sim, nsim_topo *topo,
                                       const nsim_params *params,
                                       nsim_fabric **out, nsim_err *err);
 void nsim_fabric_destroy(nsim_fabric *f);
@@ -76,6 +76,19 @@ void nsim_fabric_destroy(nsim_fabric *f);
 NSIM_NODISCARD int nsim_fabric_add_server(nsim_fabric *f, double bw,
                                           nsim_time lat_ps, nsim_wire wire,
                                           uint32_t *out);
+/* The host-memory server of a CPU device: the DRAM behind it (bandwidth
+ * host_mem_bw), which every copy staged there passes on its way in and
+ * again on its way out; created on first use. *out is UINT32_MAX for a
+ * device that is not a CPU. */
+NSIM_NODISCARD int nsim_fabric_memory_server(nsim_fabric *f, uint32_t dev,
+                                             uint32_t *out);
+/* The servers a copy from device a to device b passes: a's memory if a is
+ * a CPU, the links of route a->b (equal paths chosen by pick), b's memory
+ * if b is a CPU. Writes at most max ids to out and their count to *n. */
+NSIM_NODISCARD int nsim_fabric_route_path(nsim_fabric *f, uint32_t a,
+                                          uint32_t b, uint32_t pick,
+                                          uint32_t *out, uint32_t max,
+                                          uint32_t *n, nsim_err *err);
 /* Server id of directed topology link i (same number). */
 static inline uint32_t nsim_fabric_link_server(uint32_t link) { return link; }
 
@@ -101,7 +114,8 @@ NSIM_NODISCARD int nsim_fabric_send_stream(nsim_fabric *f,
 nsim_time nsim_fabric_free_at(const nsim_fabric *f, uint32_t server);
 uint32_t nsim_fabric_nservers(const nsim_fabric *f);
 nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t server);
-/* Sets a server's bandwidth (faults, degraded links). */
+/* Sets a server's bandwidth (faults, degraded links): the link's rate,
+ * which its type's efficiency (params) scales as at creation. */
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t server, double bw);
 /* A down server drops every piece that reaches it (the owner is not
  * told: its transport must notice, as RC QPs do by timeout). */

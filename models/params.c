@@ -13,6 +13,7 @@
 
 #include "sim/core/jread.h"
 #include "sim/core/units.h"
+#include "sim/topo/topo.h"
 
 #define P(name, kind, value, source)                                         \
     {#name, NSIM_PK_##kind, offsetof(nsim_params, name), value, source}
@@ -26,6 +27,21 @@ const nsim_param_info nsim_param_table[] = {
       "hw 1.2-1.3: each write draws a response on the reverse direction; "
       "with both directions loaded this gives NVIDIA's ~80 % of peak "
       "(128/(128+16+16)) and NCCL's 20.6 of 25.8 GB/s per link"),
+    P(nvlink_efficiency_pct, COUNT, "100",
+      "calibration knob (100: none): the share of an NVLink's rate left "
+      "after losses no mechanism here carries (headers and responses are "
+      "modelled); `ncclsim calibrate --try nvlink_efficiency_pct` fits it "
+      "from large NVLink-bound sizes"),
+    P(pcie_efficiency_pct, COUNT, "100",
+      "calibration knob (100: none): the share of a PCIe link's rate left "
+      "after losses no mechanism here carries (TLP framing, MPS and read "
+      "completions are modelled); fitted from large PCIe-bound sizes"),
+    P(net_efficiency_pct, COUNT, "100",
+      "calibration knob (100: none): the share of an IB/RoCE/Ethernet "
+      "link's rate (NIC ports and switch links) left after losses no "
+      "mechanism here carries (headers and ACKs are modelled; fabric "
+      "congestion, link-level credits and adaptive routing are not); "
+      "fitted from large multi-host sizes"),
     P(nvls_multimem_pct_sm90, COUNT, "85",
       "nccl 4.2: NCCL's nvlsEfficiency for Hopper (0.85): multimem "
       "reductions, loads and stores through the NVSwitch move bytes at 85 % "
@@ -152,6 +168,14 @@ const nsim_param_info nsim_param_table[] = {
       "64 MiB buffers, best of 5), `ncclsim validate --describe-host` "
       "reruns it; the streaming rate of a rank of gen \"host\" (a core "
       "plays a channel's thread block)"),
+    /* ---- host memory: staging without GPUDirect RDMA, SHM ---- */
+    P(host_mem_bw, BW, "307.2 GB/s",
+      "hw 6 (DGX H100 CPU: Xeon Platinum 8480C, Sapphire Rapids): 8 DDR5-4800 "
+      "channels per socket x 8 B = 307.2 GB/s (Intel's part spec; M). Every "
+      "copy that stages in host memory passes this server of its CPU: the "
+      "GPU's or NIC's write and the NIC's or GPU's read of the same bytes; "
+      "`ncclsim calibrate --try host_mem_bw` fits it from large host-staged "
+      "sizes (no GPUDirect RDMA, SHM)"),
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -179,6 +203,9 @@ static const param_range kind_range[] = {
 static const param_range range_overrides[] = {
     /* a packet carries at least one 16-byte flit; fabric.c divides */
     {"nvlink_payload_bytes", 16, 4096, "16 B .. 4 KiB"},
+    {"nvlink_efficiency_pct", 1, 100, "a percentage, 1 .. 100"},
+    {"pcie_efficiency_pct", 1, 100, "a percentage, 1 .. 100"},
+    {"net_efficiency_pct", 1, 100, "a percentage, 1 .. 100"},
     {"nvls_multimem_pct_sm90", 1, 100, "a percentage, 1 .. 100"},
     {"nvls_multimem_pct_sm100", 1, 100, "a percentage, 1 .. 100"},
     /* PCIe base spec: Max_Payload_Size 128 .. 4096 bytes */
@@ -387,6 +414,18 @@ double nsim_params_multimem_factor(const nsim_params *p, uint32_t sm)
                    : sm >= 90 ? p->nvls_multimem_pct_sm90
                               : 100;
     return 100.0 / (double)pct;
+}
+
+double nsim_params_link_efficiency(const nsim_params *p, int link_type)
+{
+    switch (link_type) {
+    case NSIM_LINK_NVLINK: return (double)p->nvlink_efficiency_pct / 100.0;
+    case NSIM_LINK_PCIE: return (double)p->pcie_efficiency_pct / 100.0;
+    case NSIM_LINK_IB:
+    case NSIM_LINK_ROCE:
+    case NSIM_LINK_ETH: return (double)p->net_efficiency_pct / 100.0;
+    default: return 1.0;
+    }
 }
 
 double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen)

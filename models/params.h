@@ -26,6 +26,9 @@ typedef struct nsim_params {
     uint64_t nvlink_payload_bytes;
     uint64_t nvlink_header_bytes;
     uint64_t nvlink_response_bytes;
+    /* link efficiency per link type (percent of the link's rate): the
+     * losses no modelled mechanism carries, left to calibration */
+    uint64_t nvlink_efficiency_pct, pcie_efficiency_pct, net_efficiency_pct;
     /* NVLS multimem traffic (percent of the P2P store rate) */
     uint64_t nvls_multimem_pct_sm90, nvls_multimem_pct_sm100;
     /* PCIe */
@@ -73,6 +76,8 @@ typedef struct nsim_params {
     uint64_t flow_auto_packets;  /* --fidelity auto: flow above this */
     /* host backend (validate): a CPU core as a rank */
     double host_core_copy_bw;
+    /* host memory (DRAM behind a CPU) that staged copies pass through */
+    double host_mem_bw;
 } nsim_params;
 
 typedef enum nsim_param_kind {
@@ -119,6 +124,10 @@ nsim_time nsim_params_step_sync_ps(const nsim_params *p, int proto,
 /* Wire-time factor (>= 1) of NVLS multimem traffic on an NVLink port of
  * a GPU with this sm: 100 / the generation's multimem percent. */
 double nsim_params_multimem_factor(const nsim_params *p, uint32_t sm);
+/* The share (0..1] of a link's rate that its type's *_efficiency_pct
+ * leaves: NVLink, PCIe, and the network (IB, RoCE, Ethernet); 1 for the
+ * others (C2C, CPU interconnect). */
+double nsim_params_link_efficiency(const nsim_params *p, int link_type);
 
 /* Per-SM streaming rate of a GPU generation (bytes/s): HBM bw / SMs. */
 double nsim_params_sm_stream_bw(const nsim_params *p, const char *gen);

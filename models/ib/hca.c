@@ -374,19 +374,18 @@ static int lost(nsim_hca *sender, nsim_qp *q, uint32_t psn, int request)
 
 /* ---- memory regions ----------------------------------------------------- */
 
-static int copy_route(nsim_topo *t, uint32_t a, uint32_t b, uint32_t pick,
+/* The servers from device a to b, with the host-memory server of either
+ * end that is a CPU (fabric.h). */
+static int copy_route(nsim_hca *h, uint32_t a, uint32_t b, uint32_t pick,
                       uint32_t **out, uint32_t *n, nsim_err *err)
 {
     const nsim_route *r;
-    NSIM_TRY(nsim_topo_route(t, a, b, &r, err));
-    *out = malloc((r->hops + 1) * sizeof **out);
+    NSIM_TRY(nsim_topo_route(h->topo, a, b, &r, err));
+    *out = malloc((r->hops + 2) * sizeof **out);
     if (*out == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "hca: out of memory");
-    const uint32_t *l = &r->links[(pick % r->npaths) * r->hops];
-    for (uint32_t i = 0; i < r->hops; i++)
-        (*out)[i] = nsim_fabric_link_server(l[i]);
-    *n = r->hops;
-    return NSIM_OK;
+    return nsim_fabric_route_path(h->fab, a, b, pick, *out, r->hops + 2, n,
+                                  err);
 }
 
 /* A DMA read from mem: the request travels there, the memory answers. */
@@ -421,9 +420,9 @@ int nsim_mr_reg(nsim_hca *h, uint32_t mem_dev, uint64_t length,
     mr->mem = mem_dev;
     mr->length = length;
     mr->access = access;
-    NSIM_TRY(copy_route(h->topo, mem_dev, h->dev, 0, &mr->to_nic, &mr->nto,
+    NSIM_TRY(copy_route(h, mem_dev, h->dev, 0, &mr->to_nic, &mr->nto,
                         err));
-    NSIM_TRY(copy_route(h->topo, h->dev, mem_dev, 0, &mr->from_nic,
+    NSIM_TRY(copy_route(h, h->dev, mem_dev, 0, &mr->from_nic,
                         &mr->nfrom, err));
     NSIM_TRY(read_delay(h, mem_dev, &mr->read_delay, err));
     mr->key = ((h->dev + 1) << KEY_IDX_BITS) | (h->nmrs + 1);
@@ -629,17 +628,17 @@ static int setup_paths(nsim_qp *qp, nsim_qp *remote, uint32_t local_mem,
     if (qp->mtu == 0)
         return NSIM_ERR(err, NSIM_ECONFIG, "hca: QP 0x%x: path MTU 0",
                         qp->qpn);
-    NSIM_TRY(copy_route(t, local_mem, h->dev, 0, &qp->read_path, &qp->nread,
+    NSIM_TRY(copy_route(h, local_mem, h->dev, 0, &qp->read_path, &qp->nread,
                         err));
-    NSIM_TRY(copy_route(t, h->dev, rh->dev, pick, &qp->net_path, &qp->nnet,
+    NSIM_TRY(copy_route(h, h->dev, rh->dev, pick, &qp->net_path, &qp->nnet,
                         err));
-    NSIM_TRY(copy_route(t, rh->dev, remote_mem, 0, &qp->write_path,
+    NSIM_TRY(copy_route(h, rh->dev, remote_mem, 0, &qp->write_path,
                         &qp->nwrite, err));
-    NSIM_TRY(copy_route(t, rh->dev, h->dev, pick, &qp->ack_path, &qp->nack,
+    NSIM_TRY(copy_route(h, rh->dev, h->dev, pick, &qp->ack_path, &qp->nack,
                         err));
-    NSIM_TRY(copy_route(t, remote_mem, rh->dev, 0, &qp->rread_path,
+    NSIM_TRY(copy_route(h, remote_mem, rh->dev, 0, &qp->rread_path,
                         &qp->nrread, err));
-    NSIM_TRY(copy_route(t, h->dev, local_mem, 0, &qp->lwrite_path,
+    NSIM_TRY(copy_route(h, h->dev, local_mem, 0, &qp->lwrite_path,
                         &qp->nlwrite, err));
     NSIM_TRY(read_delay(h, local_mem, &qp->read_delay, err));
     qp->local_mem = local_mem;

@@ -552,17 +552,10 @@ static uint32_t host_cpu(nsim_topo *t, uint32_t gpu)
     return best;
 }
 
-static int copy_path(nsim_topo *t, uint32_t a, uint32_t b, uint32_t *out,
+static int copy_path(net_conn *c, uint32_t a, uint32_t b, uint32_t *out,
                      uint32_t max, uint32_t *n, nsim_err *err)
 {
-    const nsim_route *r;
-    NSIM_TRY(nsim_topo_route(t, a, b, &r, err));
-    if (r->hops > max)
-        return NSIM_ERR(err, NSIM_ENOTSUP, "net: route too long");
-    for (uint32_t i = 0; i < r->hops; i++)
-        out[i] = nsim_fabric_link_server(r->links[i]);
-    *n = r->hops;
-    return NSIM_OK;
+    return nsim_fabric_route_path(c->sh->env->fab, a, b, 0, out, max, n, err);
 }
 
 /* Where the buffers live and how data gets in and out of them. */
@@ -587,14 +580,14 @@ static int setup_paths(net_conn *c, const nsim_plan_conn *pc, uint32_t *mem_s,
     uint32_t pxn = c->gdr ? nsim_topo_pxn_gpu(t, gs, pc->send_nic) : UINT32_MAX;
     if (pxn != UINT32_MAX) {
         *mem_s = pxn;
-        NSIM_TRY(copy_path(t, gs, pxn, c->stage_path + 1, 63, &c->nstage,
+        NSIM_TRY(copy_path(c, gs, pxn, c->stage_path + 1, 63, &c->nstage,
                            err));
         c->nstage++;
     }
     if (!c->gdr) {
-        NSIM_TRY(copy_path(t, gs, cs, c->stage_path + 1, 63, &c->nstage, err));
+        NSIM_TRY(copy_path(c, gs, cs, c->stage_path + 1, 63, &c->nstage, err));
         c->nstage++;
-        NSIM_TRY(copy_path(t, cr, gr, c->host_read, 64, &c->nhost_read, err));
+        NSIM_TRY(copy_path(c, cr, gr, c->host_read, 64, &c->nhost_read, err));
     }
     c->need_flush = c->gdr && nsim_topo_device(t, gr)->sm < 90 &&
                     c->sh->env->plan->req.proto == NSIM_PROTO_SIMPLE;

@@ -26,6 +26,7 @@ typedef struct p2p_conn {
     uint32_t nhops;
     nsim_time credit_lat;  /* head store back to the sender */
     int shm;               /* staged through host memory */
+    uint32_t shm_cpu;      /* SHM: the CPU whose memory holds the slots */
     uint32_t *read_path, nread; /* SHM: host memory -> receiving GPU */
     uint64_t sent, arrived;
     uint32_t pieces_left[MAX_INFLIGHT];
@@ -44,8 +45,8 @@ static void p2p_fini(void *shared) { (void)shared; }
 /* SHM: the sender writes into host memory next to its CPU, the receiver
  * reads it from there (nccl 6.2); the write is the send path, the read a
  * second path. */
-static int shm_paths(p2p_conn *c, nsim_topo *t, uint32_t a, uint32_t b,
-                     const nsim_route **wr, nsim_err *err)
+static int shm_paths(p2p_conn *c, nsim_fabric *fab, nsim_topo *t, uint32_t a,
+                     uint32_t b, const nsim_route **wr, nsim_err *err)
 {
     uint32_t cpu;
     const nsim_route *rr;
@@ -58,9 +59,10 @@ static int shm_paths(p2p_conn *c, nsim_topo *t, uint32_t a, uint32_t b,
     c->read_path = malloc((rr->hops + 1) * sizeof *c->read_path);
     if (c->read_path == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
-    for (uint32_t h = 0; h < rr->hops; h++)
-        c->read_path[h] = nsim_fabric_link_server(rr->links[h]);
-    c->nread = rr->hops;
+    /* the CPU's memory, then the links */
+    NSIM_TRY(nsim_fabric_route_path(fab, cpu, b, 0, c->read_path,
+                                    rr->hops + 1, &c->nread, err));
+    c->shm_cpu = cpu;
     c->credit_lat = rr->lat_ps;
     return NSIM_OK;
 }
@@ -79,7 +81,7 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
         if (sc == NULL)
             return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
         sc->shm = 1;
-        if (shm_paths(sc, env->topo, a, b, &r, err) != NSIM_OK) {
+        if (shm_paths(sc, env->fab, env->topo, a, b, &r, err) != NSIM_OK) {
             free(sc->read_path);
             free(sc);
             return err ? err->code : NSIM_ECONFIG;
@@ -88,7 +90,7 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
         NSIM_TRY(nsim_topo_route(env->topo, a, b, &r, err));
     }
     p2p_conn *c = sc != NULL ? sc : calloc(1, sizeof *c);
-    if (c == NULL || (c->path = malloc((r->hops + 1) * sizeof *c->path)) == NULL) {
+    if (c == NULL || (c->path = malloc((r->hops + 2) * sizeof *c->path)) == NULL) {
         if (c != NULL)
             free(c->read_path);
         free(c);
@@ -102,6 +104,17 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     for (uint32_t h = 0; h < r->hops; h++)
         c->path[h + 1] = nsim_fabric_link_server(links[h]);
     c->nhops = r->hops + 1;
+    if (c->shm) {
+        /* the write ends in the CPU's memory */
+        uint32_t mem;
+        if (nsim_fabric_memory_server(env->fab, c->shm_cpu, &mem) != NSIM_OK) {
+            free(c->read_path);
+            free(c->path);
+            free(c);
+            return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
+        }
+        c->path[c->nhops++] = mem;
+    }
     c->credit_lat += r->lat_ps;
     *state = c;
     return NSIM_OK;

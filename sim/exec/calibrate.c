@@ -58,6 +58,14 @@ static const candidate candidates[] = {
      "channels"},
     {"nvls_multimem_pct_sm90", 40, 100,
      "NVLS efficiency: large AllReduce on one H100 node (NVLS)"},
+    {"nvlink_efficiency_pct", 30, 100,
+     "NVLink efficiency: large NVLink-bound sizes (one host, the ring "
+     "forced)"},
+    {"pcie_efficiency_pct", 30, 100,
+     "PCIe efficiency: large PCIe-bound sizes (SHM without P2P, GPUs "
+     "behind PCIe switches)"},
+    {"net_efficiency_pct", 30, 100,
+     "network efficiency: large multi-host sizes (NIC- or fabric-bound)"},
     {"nvlink_response_bytes", 0, 64,
      "NVLink efficiency: large NVLink-bound sizes with the ring forced"},
     {"pcie_read_completion_bytes", 32, 512,
@@ -158,13 +166,16 @@ static double to_value(const candidate *c, double x)
     return c->lo + (c->hi - c->lo) / (1 + exp(-x));
 }
 
+/* The transformed value where a fit starts from v. A value on a bound
+ * (an efficiency of 100 %) starts 2 % of the range inside it, where the
+ * logistic still has a slope: on the bound the fit has no step to take. */
 static double to_x(const candidate *c, double v)
 {
     double f = (v - c->lo) / (c->hi - c->lo);
     if (f < 1e-6)
-        f = 1e-6;
+        f = 0.02;
     if (f > 1 - 1e-6)
-        f = 1 - 1e-6;
+        f = 0.98;
     return log(f / (1 - f));
 }
 
@@ -599,8 +610,21 @@ int nsim_calibrate(nsim_scenario **scen,
         double xb[NSIM_CALIB_MAX_PARAMS];
         for (size_t j = 0; j < pb.np; j++)
             xb[j] = to_x(pb.c[j], before[j]);
-        /* jac_at perturbs from values_of(xb), which rounds the same way */
-        rc = jac_at(&pb, xb, r0, &Jv.matrix);
+        /* jac_at perturbs from values_of(xb): the defaults, or where a
+         * default on a bound starts from */
+        double vb[NSIM_CALIB_MAX_PARAMS];
+        values_of(&pb, xb, vb);
+        double *rb = r0, *rs = NULL;
+        if (memcmp(vb, before, pb.np * sizeof *vb) != 0) {
+            rs = malloc(pb.npts * sizeof *rs);
+            rc = rs == NULL ? NSIM_ERR(err, NSIM_ENOMEM,
+                                       "calibrate: out of memory")
+                            : residuals_at(&pb, vb, rs);
+            rb = rs;
+        }
+        if (rc == NSIM_OK)
+            rc = jac_at(&pb, xb, rb, &Jv.matrix);
+        free(rs);
         int keep[NSIM_CALIB_MAX_PARAMS], why[NSIM_CALIB_MAX_PARAMS];
         size_t with[NSIM_CALIB_MAX_PARAMS];
         if (rc == NSIM_OK)

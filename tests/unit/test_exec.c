@@ -517,7 +517,68 @@ static void test_shm_without_p2p(void)
     nsim_topo_destroy(t);
 }
 
+/* A link type's efficiency scales that type's rate alone: on ideal
+ * NVLink at 50 % the ring takes the alpha-beta time of half the rate. */
+static void test_link_efficiency(void)
+{
+    const double bw = 50e9;
+    const uint64_t size = 256u << 20;
+    nsim_params prm;
+    ideal_params(&prm);
+    prm.nvlink_efficiency_pct = 50;
+    prm.pcie_efficiency_pct = 10; /* no PCIe on the path: no effect */
+    nsim_topo *t = star(4, bw, 250000);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double got = busbw(t, &prm, size, 1, 1, NULL);
+    /* busbw of an ideal ring is the link rate */
+    CU_ASSERT(fabs(got * 1e9 - bw * 0.5) / (bw * 0.5) < 0.01);
+    prm.nvlink_efficiency_pct = 100;
+    double full = busbw(t, &prm, size, 1, 1, NULL);
+    CU_ASSERT(fabs(full / got - 2.0) < 0.02);
+    nsim_topo_destroy(t);
+}
+
+/* Staged copies pass their CPU's memory: SHM writes there and reads back
+ * (two passes per byte), a NET send without GPUDirect RDMA stages there
+ * and the NIC reads it (two more on the receiving host). A slow host
+ * memory bounds busbw by those passes; the default (307 GB/s) does not
+ * bind these boxes. */
+static void test_host_memory_staging(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    const uint64_t size = 64u << 20;
+    /* SHM, 2 GPUs under one CPU: 2 ranks x S bytes x 2 passes */
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "pcie-2gpu-nop2p.topo.json", &t, &err));
+    double fast = busbw(t, &prm, size, 2, 1, NULL);
+    prm.host_mem_bw = 2e9;
+    double slow = busbw(t, &prm, size, 2, 1, NULL);
+    double bound = 2e9 / (2 * 2) / 1e9; /* GB/s, busbw factor 1 at n = 2 */
+    CU_ASSERT(slow <= bound * 1.001);
+    CU_ASSERT(slow >= bound * 0.8);
+    CU_ASSERT(fast > 2 * slow);
+    nsim_topo_destroy(t);
+    /* NET without GDR, one GPU per host: per host S bytes out and S in,
+     * two passes each */
+    nsim_params_defaults(&prm);
+    NSIM_ASSERT_OK(nsim_topo_load(NSIM_TEST_DATA
+                                  "/a100pcie-2host-hdr-nogdr.topo.json",
+                                  &t, &err));
+    fast = busbw(t, &prm, size, 2, 1, NULL);
+    prm.host_mem_bw = 4e9;
+    slow = busbw(t, &prm, size, 2, 1, NULL);
+    bound = 4e9 / 4 / 1e9;
+    CU_ASSERT(slow <= bound * 1.001);
+    CU_ASSERT(slow >= bound * 0.8);
+    CU_ASSERT(fast > 2 * slow);
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_exec[] = {
+    {"a link type's efficiency scales its rate", test_link_efficiency},
+    {"staged copies pass host memory", test_host_memory_staging},
     {"GPUs without P2P go through host memory", test_shm_without_p2p},
     {"dual-port NICs and the GDR flush read", test_ports_and_flush},
     {"failover: every byte delivered exactly once",
