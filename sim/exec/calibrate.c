@@ -71,6 +71,9 @@ static const candidate candidates[] = {
     {"pcie_read_completion_bytes", 32, 512,
      "PCIe read efficiency: large host-staged sizes (no GPUDirect RDMA) "
      "or SHM without P2P"},
+    {"host_mem_bw", 5e9, 2000e9,
+     "the host-memory staging rate: large host-staged sizes (no GPUDirect "
+     "RDMA, or SHM without P2P)"},
     {"hca_dma_read_outstanding", 1, 64,
      "HCA read efficiency: large multi-host sizes"},
     {"cts_entry_bytes", 8, 4096,

@@ -20,15 +20,18 @@
 static const uint64_t sizes[] = {8, 1024, 32768, 262144, 1048576, 4194304};
 #define NS (sizeof sizes / sizeof *sizes)
 
-/* A measurement of the scenario with kernel_launch_ps = launch and the
- * A100 copy rate = bw, as an ncclsim-measurement text. */
-static nsim_measure *synthetic(nsim_time launch, double bw)
+/* A measurement of the scenario with kernel_launch_ps = launch, the A100
+ * copy rate = bw and the NVLink efficiency = nvl_pct, as an
+ * ncclsim-measurement text. */
+static nsim_measure *synthetic_nvl(nsim_time launch, double bw,
+                                   uint64_t nvl_pct)
 {
     nsim_err err = {0};
     nsim_scenario *s = NULL;
     NSIM_ASSERT_OK(nsim_scenario_load(SCEN, &s, &err));
     s->params.kernel_launch_ps = launch;
     s->params.a100_hbm_bw = bw;
+    s->params.nvlink_efficiency_pct = nvl_pct;
     char text[8192];
     size_t n = (size_t)snprintf(text, sizeof text,
                                 "{\"format\": \"ncclsim-measurement\", "
@@ -50,6 +53,31 @@ static nsim_measure *synthetic(nsim_time launch, double bw)
     NSIM_ASSERT_OK(nsim_measure_parse(text, strlen(text), "synthetic", &m,
                                       &err));
     return m;
+}
+
+static nsim_measure *synthetic(nsim_time launch, double bw)
+{
+    return synthetic_nvl(launch, bw, 100);
+}
+
+/* A link efficiency whose default (100 %) sits on its bound: the fit
+ * starts inside and finds the value the data were made with. */
+static void test_recovers_link_efficiency(void)
+{
+    nsim_err err = {0};
+    nsim_measure *m = synthetic_nvl(5000000, 2039e9, 70);
+    nsim_scenario *s = NULL;
+    NSIM_ASSERT_OK(nsim_scenario_load(SCEN, &s, &err));
+    const nsim_measure_series *ser = nsim_measure_series_at(m, 0);
+    static const char *const fit[] = {"nvlink_efficiency_pct"};
+    nsim_calib_opts o = {fit, 1, 0, 0, 0, 0, -1};
+    nsim_calib_result r;
+    NSIM_ASSERT_OK(nsim_calibrate(&s, &ser, 1, &o, &r, &err));
+    CU_ASSERT_EQUAL_FATAL(r.nfit, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r.fit[0].value, 70, 1.01);
+    CU_ASSERT(r.rms_before > r.rms_after);
+    nsim_scenario_destroy(s);
+    nsim_measure_destroy(m);
 }
 
 static void test_recovers_known_values(void)
@@ -112,6 +140,8 @@ static void test_summary(void)
 
 CU_TestInfo nsim_test_calibrate[] = {
     {"recovers known values", test_recovers_known_values},
+    {"recovers a link efficiency from its bound",
+     test_recovers_link_efficiency},
     {"refuses what the data do not pin", test_refuses_unpinned},
     {"compare summary", test_summary},
     CU_TEST_INFO_NULL,
