@@ -79,7 +79,7 @@ typedef struct nsim_cli_measured {
     size_t nfiles;
     const char *plot, *json, *out, *fit;
     int column; /* -1 auto, 0 out-of-place, 1 in-place */
-    uint64_t max_size;
+    uint64_t max_size, min_size;
     int sizes, max_iter;
     int try_only; /* --try LIST rather than --fit LIST */
 } nsim_cli_measured;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * cli_calibrate.c - "ncclsim calibrate SCENARIO MEASURED... -o PARAMS.json
- * [--fit p1,p2,...] [--sizes N] [--max-size S] [--max-iter N] [run's
+ * [--fit p1,p2,...] [--sizes N] [--min-size S] [--max-size S]
+ * [--max-iter N] [run's
  * options]": fits the model constants the measurements pin (see
  * sim/exec/calibrate.h), prints each with its 95 % interval, the value it
  * replaces and the error before and after, and writes a params file that
@@ -23,7 +24,8 @@ static int own_opt(const char *a)
 {
     static const char *const one[] = {"-o", "--output", "--fit", "--try",
                                       "--sizes",
-                                      "--max-iter", "--max-size", NULL};
+                                      "--max-iter", "--max-size",
+                                      "--min-size", NULL};
     for (int i = 0; one[i]; i++)
         if (strcmp(a, one[i]) == 0)
             return 1;
@@ -141,7 +143,7 @@ int nsim_cmd_calibrate(int argc, char **argv)
     if (rc == 0) {
         nsim_calib_opts co = {nnames ? names : NULL, nnames, a.try_only,
                               (size_t)a.sizes, a.max_size, a.max_iter,
-                              a.column};
+                              a.column, a.min_size};
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (nsim_calibrate(scen, ser, n, &co, res, &err) != NSIM_OK ||

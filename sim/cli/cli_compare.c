@@ -80,11 +80,13 @@ int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
                 a->column = 1;
             else if (strcmp(x, "--out-of-place") == 0)
                 a->column = 0;
-            else if (strcmp(x, "--max-size") == 0) {
+            else if (strcmp(x, "--max-size") == 0 ||
+                     strcmp(x, "--min-size") == 0) {
                 const char *why = NULL;
-                if (nsim_units_parse_size(argv[i + 1], &a->max_size, &why))
-                    return nsim_cli_usage(cmd, "--max-size %s: %s",
-                                          argv[i + 1], why ? why : "bad size");
+                uint64_t *to = x[3] == 'a' ? &a->max_size : &a->min_size;
+                if (nsim_units_parse_size(argv[i + 1], to, &why))
+                    return nsim_cli_usage(cmd, "%s %s: %s", x, argv[i + 1],
+                                          why ? why : "bad size");
             }
             i += k;
             continue;

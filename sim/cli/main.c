@@ -267,7 +267,8 @@ const nsim_cmd nsim_cli_commands[] = {
     {"calibrate", "SCENARIO MEASURED... -o P",
      "fit model constants to measurements (GSL nonlinear least squares)",
      "ncclsim calibrate SCENARIO MEASURED... -o PARAMS.json [--fit p1,p2]\n"
-     "        [--sizes N] [--max-size S] [--max-iter N] [run's options]\n"
+     "        [--sizes N] [--min-size S] [--max-size S] [--max-iter N]\n"
+     "        [run's options]\n"
      "  fits, in log-time space over the simulator itself (trust region,\n"
      "  finite-difference Jacobian from re-runs, cached), the constants of\n"
      "  models/params.c that the measurements pin: step and launch\n"
@@ -285,6 +286,8 @@ const nsim_cmd nsim_cli_commands[] = {
      "  --try LIST    only these candidates; those the data leave\n"
      "                unidentified are noted, not refused\n"
      "  --sizes N     sizes per measurement (default 6, log-spread)\n"
+     "  --min-size S  leave out smaller sizes (a constant that only large\n"
+     "                sizes show: a link efficiency)\n"
      "  --max-size S  leave out larger sizes (default 1 GiB)\n"
      "  --max-iter N  trust-region iterations (default 40)\n"
      "  --timing      the wall time on stderr\n",

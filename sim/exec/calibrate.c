@@ -334,13 +334,18 @@ static int pick_points(problem *pb, const nsim_measure_series *const *series,
                 if (!r->col[col].present || !(r->col[col].time_us > 0) ||
                     nsim_run_test_bytes(s, r->size) == 0)
                     continue;
-                if (pass == 0 && r->size > max)
+                if (pass == 0 && (r->size > max || r->size < o->min_size))
                     continue;
                 ok[nok++] = i;
             }
-        /* the smallest of the sizes above the limit if none is below */
+        /* none within the limits: the smallest size above the limit, or
+         * the largest below the floor */
         if (nok > 0 && m->rows[ok[0]].size > max)
             nok = 1;
+        else if (nok > 0 && m->rows[ok[nok - 1]].size < o->min_size) {
+            ok[0] = ok[nok - 1];
+            nok = 1;
+        }
         size_t take = nok < per ? nok : per;
         for (size_t t = 0; t < take; t++) {
             size_t idx = take == 1 ? 0 : t * (nok - 1) / (take - 1);

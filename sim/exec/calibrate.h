@@ -37,6 +37,7 @@ typedef struct nsim_calib_opts {
     uint64_t max_size;       /* 0: 1 GiB */
     int max_iter;            /* 0: 40 */
     int column;              /* -1: out-of-place where measured */
+    uint64_t min_size;       /* 0: no floor */
 } nsim_calib_opts;
 
 typedef struct nsim_calib_fit {

@@ -103,6 +103,18 @@ nsim_expect(cli.calibrate.unknown_fit 1
   CMD ${CAL43} --fit warp_speed -o cli_calibrate_unknown.json
   ERR "--fit warp_speed: not a constant calibrate fits"
   NO_FILE cli_calibrate_unknown.json)
+# --min-size keeps the large sizes (3 of 512 MiB - 2 GiB, not 6), where a
+# link efficiency shows; the fit starts inside the efficiency's bound (100 %)
+nsim_expect(cli.calibrate.min_size 0
+  CMD ${NCCLSIM} calibrate ${NV4}
+      ${M}/43_a100-nv4-2gpu-p2p-sendrecv-ncclinfo-issue331.txt
+      --min-size 512M --max-size 4G --sizes 6 --fit nvlink_efficiency_pct
+      -o cli_calibrate_min.json
+  OUT "fitted on 3 measured sizes.*nvlink_efficiency_pct +[0-9]+ +\\[[0-9]+, [0-9]+\\] +100 \\(calibration knob")
+nsim_expect(cli.calibrate.bad_min_size 2
+  CMD ${CAL43} --min-size 1Q -o cli_calibrate_badmin.json
+  ERR "--min-size 1Q: expected a size"
+  NO_FILE cli_calibrate_badmin.json)
 nsim_expect(cli.calibrate.no_output 2
   CMD ${CAL43}
   ERR "needs -o PARAMS.json")
