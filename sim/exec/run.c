@@ -75,6 +75,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                          o->keep && o->want_trace, o->trace_cap,
                          NSIM_FIDELITY_PACKET, s->max_events,
                          s->max_memory};
+    /* a plan kept for the trace or explain keeps its placement */
+    req->compact_ops = !o->keep;
     int rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK)
         eo.fidelity = nsim_run_fidelity(s, bytes);

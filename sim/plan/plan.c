@@ -180,7 +180,8 @@ void nsim_plan_destroy(nsim_plan *p)
         return;
     if (p->lanes != NULL)
         for (uint32_t i = 0; i < p->nlanes; i++)
-            free(p->lanes[i].ops);
+            if (!p->lanes[i].ops_shared)
+                free(p->lanes[i].ops);
     free(p->lanes);
     free(p->conns);
     free(p->ring);
@@ -770,9 +771,30 @@ static int ring_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
     }
 }
 
+/* compact_ops: drops the placement of the ops just built and shares the
+ * array of the last lane that owns one when they are the same. */
+static int share_ops(nsim_plan_lane *l, op_buf *b, nsim_plan_lane **owner)
+{
+    for (uint32_t i = 0; i < b->n; i++) {
+        b->ops[i].chunk = 0;
+        b->ops[i].offset = 0;
+    }
+    nsim_plan_lane *o = *owner;
+    if (o != NULL && o->nops == b->n &&
+        memcmp(o->ops, b->ops, b->n * sizeof *b->ops) == 0) {
+        free(b->ops);
+        l->ops = o->ops;
+        l->nops = o->nops;
+        l->ops_shared = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static int build_ops(nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks;
+    nsim_plan_lane *owner = NULL;
     for (uint32_t c = 0; c < p->nchannels; c++)
         for (uint32_t pos = 0; pos < n; pos++) {
             nsim_plan_lane *l = &p->lanes[c * n + p->ring[c * n + pos]];
@@ -781,8 +803,11 @@ static int build_ops(nsim_plan *p, nsim_err *err)
                 free(b.ops);
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
             }
+            if (p->req.compact_ops && share_ops(l, &b, &owner))
+                continue;
             l->ops = b.ops;
             l->nops = b.n;
+            owner = l;
         }
     return NSIM_OK;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "nsim_test.h"
+#include "sim/exec/exec.h"
 #include "sim/plan/plan.h"
 #include "sim/plan/tune.h"
 
@@ -444,7 +445,63 @@ static void test_bad_requests(void)
     nsim_topo_destroy(t);
 }
 
+/* compact_ops: the same ops without placement, ring lanes that then
+ * match share one array (AllReduce and AllGather: far fewer arrays than
+ * the 16 channels x 16 ranks), and the executor gives the same result
+ * from either. */
+static void test_compact_ops(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
+    const nsim_coll colls[] = {NSIM_COLL_ALLREDUCE, NSIM_COLL_ALLGATHER,
+                               NSIM_COLL_BROADCAST};
+    for (size_t k = 0; k < 3; k++) {
+        nsim_plan_req r = req_of(64u << 20, 16);
+        r.coll = colls[k];
+        nsim_plan *full = NULL, *cp = NULL;
+        NSIM_ASSERT_OK(nsim_plan_build(t, &r, &full, &err));
+        r.compact_ops = 1;
+        NSIM_ASSERT_OK(nsim_plan_build(t, &r, &cp, &err));
+        CU_ASSERT_EQUAL_FATAL(full->nlanes, cp->nlanes);
+        uint32_t owners = 0;
+        for (uint32_t i = 0; i < cp->nlanes; i++) {
+            const nsim_plan_lane *a = &full->lanes[i], *b = &cp->lanes[i];
+            owners += !b->ops_shared;
+            CU_ASSERT_EQUAL_FATAL(a->nops, b->nops);
+            for (uint32_t j = 0; j < a->nops; j++) {
+                CU_ASSERT_EQUAL(a->ops[j].prim, b->ops[j].prim);
+                CU_ASSERT_EQUAL(a->ops[j].slice, b->ops[j].slice);
+                CU_ASSERT_EQUAL(a->ops[j].step, b->ops[j].step);
+                CU_ASSERT_EQUAL(a->ops[j].bytes, b->ops[j].bytes);
+                CU_ASSERT_EQUAL(b->ops[j].offset, 0);
+                CU_ASSERT_EQUAL(b->ops[j].chunk, 0);
+            }
+        }
+        /* a Broadcast chain's ops name each rank's distance from the
+         * root (step): nothing to share */
+        if (colls[k] != NSIM_COLL_BROADCAST) {
+            CU_ASSERT(owners >= 1 && owners < cp->nlanes / 4);
+        }
+        nsim_params prm;
+        nsim_params_defaults(&prm);
+        nsim_exec_opts o = {1, 0, NULL};
+        nsim_exec_result ra, rb;
+        NSIM_ASSERT_OK(nsim_exec_run(t, full, &prm, &o, &ra, &err));
+        NSIM_ASSERT_OK(nsim_exec_run(t, cp, &prm, &o, &rb, &err));
+        CU_ASSERT_EQUAL(ra.time_ps, rb.time_ps);
+        CU_ASSERT_EQUAL(ra.events, rb.events);
+        CU_ASSERT_EQUAL(ra.bytes_moved, rb.bytes_moved);
+        nsim_exec_result_free(&ra);
+        nsim_exec_result_free(&rb);
+        nsim_plan_destroy(full);
+        nsim_plan_destroy(cp);
+    }
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_plan[] = {
+    {"compact ops: shared, same run", test_compact_ops},
     {"ring AllReduce hand count", test_hand_count},
     {"partial loop, empty slices", test_partial_loop_and_empty_slices},
     {"rings, rails and transports", test_rings_and_transports},
