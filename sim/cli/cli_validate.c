@@ -308,6 +308,13 @@ static int write_measurement(const char *path, const nsim_scenario *s,
                                             c ? r->wrong_ip : r->wrong};
         }
     }
+    /* nccl: what NCCL ran at each size, from its INFO log (TUNING) */
+    if (rc == NSIM_OK && se->log[0] != '\0') {
+        nsim_err lerr = {0};
+        if (nsim_measure__attach_log(se, se->log, &lerr) != NSIM_OK)
+            fprintf(stderr, "ncclsim validate: warning: NCCL's log: %s\n",
+                    lerr.msg);
+    }
     if (rc == NSIM_OK)
         rc = nsim_measure_write(m, path, err);
     nsim_measure_destroy(m);

@@ -69,5 +69,11 @@ void nsim_measure__log_facts_free(nsim_measure_logfacts *f);
  * lacks the key; per-size algorithms by size). */
 int nsim_measure__apply_facts(nsim_measure_series *s,
                               const nsim_measure_logfacts *f);
+/* Reads the NCCL_DEBUG=INFO log at path (one the nccl backend captured)
+ * into s as nsim_measure__apply_facts does: per size, the algorithm and
+ * protocol of NCCL's TUNING lines, and the env NCCL reports. A log with no
+ * INFO line changes nothing. */
+NSIM_NODISCARD int nsim_measure__attach_log(nsim_measure_series *s,
+                                            const char *path, nsim_err *err);
 
 #endif

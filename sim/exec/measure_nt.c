@@ -15,6 +15,7 @@
  * ("N Bytes -> Algo A proto P", NCCL_DEBUG_SUBSYS=TUNING).
  */
 #include "measure_int.h"
+#include "sim/core/fileio.h"
 #include "sim/plan/plan.h"
 #include "sim/topo/ncclog.h"
 
@@ -565,6 +566,21 @@ void nsim_measure__log_facts_free(nsim_measure_logfacts *f)
     free(f->algo);
     f->env = NULL;
     f->algo = NULL;
+}
+
+int nsim_measure__attach_log(nsim_measure_series *s, const char *path,
+                             nsim_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    NSIM_TRY(nsim_read_file(path, &text, &len, err));
+    nsim_measure_logfacts f;
+    int rc = nsim_measure__log_facts(text, len, path, &f, err);
+    free(text);
+    if (rc == NSIM_OK && f.any && nsim_measure__apply_facts(s, &f) < 0)
+        rc = NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+    nsim_measure__log_facts_free(&f);
+    return rc;
 }
 
 int nsim_measure__apply_facts(nsim_measure_series *s,

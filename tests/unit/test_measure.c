@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nsim_test.h"
 #include "sim/exec/measure.h"
+#include "sim/exec/measure_int.h"
 
 #define MD NSIM_TEST_DATA "/measure/"
 
@@ -160,7 +162,54 @@ static void test_import_text(void)
     nsim_measure_destroy(m);
 }
 
+/* validate --backend nccl: NCCL's own INFO log gives each row what NCCL
+ * ran (TUNING lines: "<bytes> Bytes -> Algo A proto P"), and the env it
+ * reports; a log without INFO lines changes nothing; no log is an error. */
+static void test_attach_log(void)
+{
+    static const char meas[] =
+        "{\"format\": \"ncclsim-measurement\", \"version\": 1, "
+        "\"series\": [{\"tool\": \"ncclsim-validate\", \"collective\": "
+        "\"allreduce\", \"ranks\": 8, \"rows\": ["
+        "{\"size\": 1048576, \"out_of_place\": {\"time_us\": 40}}, "
+        "{\"size\": 33554432, \"out_of_place\": {\"time_us\": 180}}]}]}";
+    static const char log[] =
+        "gpu0:1:1 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 1.\n"
+        "gpu0:1:1 [0] NCCL INFO    1048576 Bytes -> Algo 1 proto 0 time 38.1\n"
+        "gpu0:1:1 [0] NCCL INFO    1048576 Bytes -> Algo 4 proto 2 time 99.0\n"
+        "gpu0:1:1 [0] NCCL INFO   33554432 Bytes -> Algo 4 proto 2 time 170.2\n";
+    nsim_err err = {0};
+    nsim_measure *m = NULL;
+    NSIM_ASSERT_OK(nsim_measure_parse(meas, strlen(meas), "t", &m, &err));
+    nsim_measure_series *s = nsim_measure__series_mut(m, 0);
+    char path[] = "/tmp/nsim-attach-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("no INFO here\n", f);
+    fclose(f);
+    NSIM_ASSERT_OK(nsim_measure__attach_log(s, path, &err));
+    CU_ASSERT_STRING_EQUAL(s->rows[0].algo, "");
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(log, f);
+    fclose(f);
+    NSIM_ASSERT_OK(nsim_measure__attach_log(s, path, &err));
+    /* the first line for a size is the collective's own choice */
+    CU_ASSERT_STRING_EQUAL(s->rows[0].algo, "Ring");
+    CU_ASSERT_STRING_EQUAL(s->rows[0].proto, "LL");
+    CU_ASSERT_STRING_EQUAL(s->rows[1].algo, "NVLS");
+    CU_ASSERT_STRING_EQUAL(s->rows[1].proto, "Simple");
+    CU_ASSERT_PTR_NOT_NULL(nsim_measure_env_get(s, "NCCL_NVLS_ENABLE"));
+    unlink(path);
+    CU_ASSERT_NOT_EQUAL(nsim_measure__attach_log(s, path, &err), NSIM_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nsim-attach-"));
+    nsim_measure_destroy(m);
+}
+
 CU_TestInfo nsim_test_measure[] = {
+    {"validate's NCCL log: what NCCL ran per size", test_attach_log},
     {"import from memory", test_import_text},
     {"nccl-tests values", test_nccl_tests_values},
     {"launcher tags and INFO facts", test_tags_and_info},
