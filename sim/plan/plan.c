@@ -771,30 +771,35 @@ static int ring_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
     }
 }
 
-/* compact_ops: drops the placement of the ops just built and shares the
- * array of the last lane that owns one when they are the same. */
-static int share_ops(nsim_plan_lane *l, op_buf *b, nsim_plan_lane **owner)
+void nsim__plan_set_ops(const nsim_plan *p, nsim_plan_lane *l, op_buf *b,
+                        op_owners *owners)
 {
+    l->ops = b->ops;
+    l->nops = b->n;
+    if (!p->req.compact_ops)
+        return;
     for (uint32_t i = 0; i < b->n; i++) {
         b->ops[i].chunk = 0;
         b->ops[i].offset = 0;
     }
-    nsim_plan_lane *o = *owner;
-    if (o != NULL && o->nops == b->n &&
-        memcmp(o->ops, b->ops, b->n * sizeof *b->ops) == 0) {
-        free(b->ops);
-        l->ops = o->ops;
-        l->nops = o->nops;
-        l->ops_shared = 1;
-        return 1;
+    for (uint32_t k = 0; k < NSIM__OP_OWNERS; k++) {
+        const nsim_plan_lane *o = owners->lane[k];
+        if (o != NULL && o->nops == b->n &&
+            memcmp(o->ops, b->ops, b->n * sizeof *b->ops) == 0) {
+            free(b->ops);
+            l->ops = o->ops;
+            l->ops_shared = 1;
+            return;
+        }
     }
-    return 0;
+    owners->lane[owners->next] = l;
+    owners->next = (owners->next + 1) % NSIM__OP_OWNERS;
 }
 
 static int build_ops(nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks;
-    nsim_plan_lane *owner = NULL;
+    op_owners owners = {{NULL}, 0};
     for (uint32_t c = 0; c < p->nchannels; c++)
         for (uint32_t pos = 0; pos < n; pos++) {
             nsim_plan_lane *l = &p->lanes[c * n + p->ring[c * n + pos]];
@@ -803,11 +808,7 @@ static int build_ops(nsim_plan *p, nsim_err *err)
                 free(b.ops);
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
             }
-            if (p->req.compact_ops && share_ops(l, &b, &owner))
-                continue;
-            l->ops = b.ops;
-            l->nops = b.n;
-            owner = l;
+            nsim__plan_set_ops(p, l, &b, &owners);
         }
     return NSIM_OK;
 }

@@ -150,10 +150,10 @@ typedef struct nsim_plan_req {
     /* 1: the protocol is NCCL's choice, not forced; SendRecv/AllToAll
      * then run LL where NCCL would (parts <= 16 KiB on one node) */
     uint32_t proto_auto;
-    /* 1: ring ops carry no placement (chunk and offset 0) and lanes whose
-     * ops are then the same share one array: what the simulator needs
-     * (it reads neither), in O(channels x ops) memory rather than
-     * O(ranks x channels x ops). Plans written out, traced or executed
+    /* 1: ring and tree ops carry no placement (chunk and offset 0) and
+     * lanes whose ops are then the same share one array: what the
+     * simulator needs (it reads neither), in O(channels x roles x ops)
+     * memory rather than O(ranks x channels x ops). Plans written out, traced or executed
      * on hardware keep the placement (0). */
     uint32_t compact_ops;
 } nsim_plan_req;

@@ -27,6 +27,18 @@ int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
                          uint32_t from, uint32_t to, nsim_plan_conn *conn,
                          nsim_err *err);
 int nsim__plan_push_op(op_buf *b, nsim_plan_op op);
+/* The lanes whose op arrays a compact plan may share (a few recent ones:
+ * the roles of a ring or a tree repeat along its ranks). */
+#define NSIM__OP_OWNERS 8
+typedef struct op_owners {
+    nsim_plan_lane *lane[NSIM__OP_OWNERS];
+    uint32_t next;
+} op_owners;
+/* Gives lane l the ops in b. With p->req.compact_ops the ops lose their
+ * placement (chunk, offset) and, where a recent owner has the same ops,
+ * l shares that array and b's is freed. */
+void nsim__plan_set_ops(const nsim_plan *p, nsim_plan_lane *l, op_buf *b,
+                        op_owners *owners);
 /* The slices of one primitive on one chunk (nccl-internals 3.3). */
 int nsim__plan_push_chunk(const nsim_plan *p, op_buf *b, uint8_t prim,
                           uint16_t step, uint32_t chunk, uint64_t off_el,

@@ -164,7 +164,7 @@ static void tree_cut(nsim_plan *p)
 }
 
 static int tree_ops(const nsim_plan *p, uint32_t c, uint8_t prim,
-                    nsim_plan_lane *l)
+                    nsim_plan_lane *l, op_owners *owners)
 {
     op_buf b = {0};
     uint32_t ts = p->req.type_size;
@@ -178,8 +178,7 @@ static int tree_ops(const nsim_plan *p, uint32_t c, uint8_t prim,
             return NSIM_ENOMEM;
         }
     }
-    l->ops = b.ops;
-    l->nops = b.n;
+    nsim__plan_set_ops(p, l, &b, owners);
     return NSIM_OK;
 }
 
@@ -219,6 +218,7 @@ static int channel_conns(nsim_topo *t, nsim_plan *p, uint32_t c, tnode *nd,
 
 static int channel_lanes(nsim_plan *p, uint32_t c, const tnode *nd)
 {
+    op_owners owners = {{NULL}, 0};
     for (uint32_t r = 0; r < p->nranks; r++) {
         nsim_plan_lane *lu = &p->lanes[LANE(c, r, 0)];
         nsim_plan_lane *ld = &p->lanes[LANE(c, r, 1)];
@@ -233,9 +233,9 @@ static int channel_lanes(nsim_plan *p, uint32_t c, const tnode *nd)
             down = NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT |
                    (leaf ? 0 : NSIM_PRIM_SEND);
         }
-        NSIM_TRY(tree_ops(p, c, up, lu));
+        NSIM_TRY(tree_ops(p, c, up, lu, &owners));
         if (down != 0)
-            NSIM_TRY(tree_ops(p, c, down, ld));
+            NSIM_TRY(tree_ops(p, c, down, ld, &owners));
     }
     return NSIM_OK;
 }

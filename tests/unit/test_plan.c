@@ -445,20 +445,22 @@ static void test_bad_requests(void)
     nsim_topo_destroy(t);
 }
 
-/* compact_ops: the same ops without placement, ring lanes that then
- * match share one array (AllReduce and AllGather: far fewer arrays than
- * the 16 channels x 16 ranks), and the executor gives the same result
- * from either. */
+/* compact_ops: the same ops without placement, ring and tree lanes that
+ * then match share one array (AllReduce and AllGather rings, the Tree:
+ * far fewer arrays than the 16 channels x 16 ranks), and the executor
+ * gives the same result from either. */
 static void test_compact_ops(void)
 {
     nsim_err err = {0};
     nsim_topo *t = NULL;
     NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
     const nsim_coll colls[] = {NSIM_COLL_ALLREDUCE, NSIM_COLL_ALLGATHER,
-                               NSIM_COLL_BROADCAST};
-    for (size_t k = 0; k < 3; k++) {
+                               NSIM_COLL_BROADCAST, NSIM_COLL_ALLREDUCE};
+    for (size_t k = 0; k < 4; k++) {
         nsim_plan_req r = req_of(64u << 20, 16);
         r.coll = colls[k];
+        if (k == 3)
+            r.algo = NSIM_ALGO_TREE; /* lanes share by role */
         nsim_plan *full = NULL, *cp = NULL;
         NSIM_ASSERT_OK(nsim_plan_build(t, &r, &full, &err));
         r.compact_ops = 1;
