@@ -3,8 +3,10 @@
  * fabric.h - the links of a topology as serializing servers, and pieces of
  * data (NVLink/PCIe stream pieces, IB packets) that hop along paths.
  *
- * Owns: one server per directed topology link plus any number of extra
- * servers (a channel's thread block, a NIC's DMA engine), each a FIFO with
+ * Owns: one server per directed topology link (at the link's rate times
+ * its type's efficiency, params) plus any number of extra servers (a
+ * channel's thread block, a NIC's DMA engine, a CPU's host memory that
+ * staged copies pass), each a FIFO with
  * a bandwidth and a latency: a piece that reaches a server leaves it at
  * max(arrival, free) + wire_bytes / bw and arrives at the next hop one
  * latency later (store and forward). Wire bytes follow the link's
