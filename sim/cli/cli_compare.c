@@ -83,7 +83,8 @@ int nsim_cli_split_measured(const char *cmd, int argc, char **argv,
             else if (strcmp(x, "--max-size") == 0 ||
                      strcmp(x, "--min-size") == 0) {
                 const char *why = NULL;
-                uint64_t *to = x[3] == 'a' ? &a->max_size : &a->min_size;
+                uint64_t *to = strcmp(x, "--max-size") == 0 ? &a->max_size
+                                                       : &a->min_size;
                 if (nsim_units_parse_size(argv[i + 1], to, &why))
                     return nsim_cli_usage(cmd, "%s %s: %s", x, argv[i + 1],
                                           why ? why : "bad size");

@@ -67,7 +67,8 @@ static const candidate candidates[] = {
     {"net_efficiency_pct", 30, 100,
      "network efficiency: large multi-host sizes (NIC- or fabric-bound)"},
     {"nvlink_response_bytes", 0, 64,
-     "NVLink efficiency: large NVLink-bound sizes with the ring forced"},
+     "NVLink responses on the reverse direction: large NVLink-bound sizes "
+     "with the ring forced"},
     {"pcie_read_completion_bytes", 32, 512,
      "PCIe read efficiency: large host-staged sizes (no GPUDirect RDMA) "
      "or SHM without P2P"},
