@@ -29,6 +29,11 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                     ? " (flow where the packet model would be slow; each "
                       "row's is in --json and --timing)"
                     : " (each WR and slice one flow, max-min shared)");
+    if (m->hosts_played > 0 && m->hosts_played < m->nhosts)
+        fprintf(f, "# folded: %u of %u hosts played (a ring on identical "
+                   "hosts: each host does its twin's work; rows that fold "
+                   "say so in --json and --timing; --fold off plays all)\n",
+                m->hosts_played, m->nhosts);
     fprintf(f, "#\n");
     fprintf(f, "#                                                              "
                "out-of-place                       in-place          \n");
@@ -119,7 +124,9 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
            (r->pred_us < 0 ||
             cJSON_AddNumberToObject(o, "nccl_predicted_us", r->pred_us)) &&
            (r->fidelity == NULL || strcmp(r->fidelity, "packet") == 0 ||
-            cJSON_AddStringToObject(o, "fidelity", r->fidelity));
+            cJSON_AddStringToObject(o, "fidelity", r->fidelity)) &&
+           (r->hosts_played >= r->hosts ||
+            cJSON_AddNumberToObject(o, "hosts_played", r->hosts_played));
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,

@@ -30,6 +30,8 @@ typedef struct nsim_report_meta {
     int analytic;          /* --mode analytic: NCCL's predictions */
     const char *time_note; /* a header line on what "time" is, or NULL */
     const char *fidelity; /* NULL or "packet": not printed (the default) */
+    uint32_t hosts_played; /* the first row's hosts played (fold.h); 0 or
+                            * nhosts: not folded */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

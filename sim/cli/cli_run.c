@@ -34,7 +34,7 @@ enum { OPT_NCH = 256, OPT_QPS, OPT_SEED, OPT_JSON, OPT_SIZE, OPT_QUIET,
        OPT_TIMING, OPT_ALGO, OPT_PROTO, OPT_COLL, OPT_TUNING, OPT_MODE,
        OPT_STATS, OPT_DEBUG, OPT_GRAPH, OPT_CMPGRAPH, OPT_CSV, OPT_PLOT,
        OPT_TRACE, OPT_GDUMP, OPT_PARAMS, OPT_TRACE_CAP,
-       OPT_FIDELITY, OPT_MAXEV, OPT_MAXMEM };
+       OPT_FIDELITY, OPT_MAXEV, OPT_MAXMEM, OPT_FOLD };
 
 static const struct option run_long[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -81,6 +81,7 @@ static const struct option run_long[] = {
     {"graph-dump", no_argument, NULL, OPT_GDUMP},
     {"params", required_argument, NULL, OPT_PARAMS},
     {"fidelity", required_argument, NULL, OPT_FIDELITY},
+    {"fold", required_argument, NULL, OPT_FOLD},
     {"max-events", required_argument, NULL, OPT_MAXEV},
     {"max-memory", required_argument, NULL, OPT_MAXMEM},
     {NULL, 0, NULL, 0},
@@ -288,6 +289,11 @@ static int apply_opt(const char *cmd, int c, const char *arg, char **argv,
             return nsim_cli_usage(cmd, "--fidelity: expected packet, flow or "
                                        "auto, got '%s'", arg);
         return 0;
+    case OPT_FOLD:
+        if (nsim_fold_mode_parse(arg, &s->fold) != NSIM_OK)
+            return nsim_cli_usage(cmd, "--fold: expected auto, on or off, "
+                                       "got '%s'", arg);
+        return 0;
     case 't': case 'n': case 'w': case 'm': case 'c': case 'z':
     case 'a': case 'N': case 'p': case 'R':
         return note_ignored(cmd, c, arg);
@@ -357,20 +363,34 @@ nsim_report_meta nsim_cli_meta(const nsim_scenario *s, int tuning)
 static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                       const nsim_run_row *r, size_t n)
 {
-    if (!ro->quiet && n == 0)
-        nsim_report_header(stdout, m);
+    if (!ro->quiet && n == 0) {
+        nsim_report_meta first = *m;
+        first.hosts_played = r->hosts_played;
+        nsim_report_header(stdout, &first);
+    }
     if (!ro->quiet) {
         nsim_run_row_print(stdout, m, r);
         fflush(stdout);
     }
-    if (ro->timing)
+    if (ro->timing) {
         fprintf(stderr, "# timing: %llu B: %.3f s wall, %llu events, "
-                        "%.2f M events/s%s%s\n",
+                        "%.2f M events/s%s%s",
                 (unsigned long long)r->size, r->wall_s,
                 (unsigned long long)r->events,
                 (double)r->events / r->wall_s / 1e6,
                 strcmp(r->fidelity, "packet") ? ", fidelity " : "",
                 strcmp(r->fidelity, "packet") ? r->fidelity : "");
+        if (r->hosts_played < r->hosts)
+            fprintf(stderr, ", folded: %u of %u hosts played from host %u "
+                            "(%u of %u NET connections have a faster "
+                            "route than the played, by up to %.2f us)",
+                    r->hosts_played, r->hosts, r->fold_first_played,
+                    r->fold_net_unlike, r->fold_net_conns,
+                    r->fold_lat_diff_us);
+        else if (r->fold_why_not[0] != '\0')
+            fprintf(stderr, ", not folded: %s", r->fold_why_not);
+        fprintf(stderr, "\n");
+    }
 }
 
 /* --stats / --debug: the last (largest) size in detail. */

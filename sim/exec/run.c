@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "sim/plan/tune.h"
@@ -39,8 +40,9 @@ static void fill_row(const nsim_scenario *s, uint64_t bytes, double t_us,
     double alg = (double)bytes / (t_us * 1e-6) / 1e9;
     double bus = alg * nsim_coll_busbw_factor(s->coll, n);
     (void)nsim_coll_test_bytes(s->coll, n, s->type_size, bytes, &count);
+    uint32_t nh = nsim_topo_nhosts(s->topo);
     *row = (nsim_run_row){bytes, count, nch, t_us, alg, bus, t_us, alg,
-                          bus, 0, 0, NULL, NULL, -1, "packet"};
+                          bus, 0, 0, NULL, NULL, -1, "packet", nh, nh};
 }
 
 /* Packets and stream pieces the packet model would move at this size:
@@ -62,6 +64,13 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
                : NSIM_FIDELITY_PACKET;
 }
 
+int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f)
+{
+    return s->nfaults == 0 &&
+           (s->fold == NSIM_FOLD_ON ||
+            (s->fold == NSIM_FOLD_AUTO && f == NSIM_FIDELITY_FLOW));
+}
+
 static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                     nsim_plan_req *req, nsim_run_row *row,
                     nsim_plan **kept_plan, nsim_exec_result *kept_res,
@@ -77,9 +86,12 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                          s->max_memory};
     /* a plan kept for the trace or explain keeps its placement */
     req->compact_ops = !o->keep;
+    nsim_fold_info fold = {0};
     int rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK)
         eo.fidelity = nsim_run_fidelity(s, bytes);
+    if (rc == NSIM_OK && req->compact_ops && nsim_run_may_fold(s, eo.fidelity))
+        rc = nsim_plan_fold(s->topo, plan, &fold, err);
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
     if (rc != NSIM_OK) {
@@ -98,6 +110,14 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     fill_row(s, bytes, (double)t / 1e6, plan->nchannels, row);
     row->events = res.events;
     row->fidelity = nsim_fidelity_name(eo.fidelity);
+    if (fold.played > 0 && fold.played < fold.hosts) {
+        row->hosts_played = fold.played;
+        row->fold_first_played = fold.first_played;
+        row->fold_net_conns = fold.net_conns;
+        row->fold_net_unlike = fold.net_unlike;
+        row->fold_lat_diff_us = (double)fold.lat_diff_ps / 1e6;
+    }
+    memcpy(row->fold_why_not, fold.why_not, sizeof row->fold_why_not);
     req->proto = plan->req.proto; /* the planner's for p2p */
     if (o->keep && kept_plan != NULL && kept_res != NULL) {
         *kept_plan = plan;

@@ -32,6 +32,13 @@ typedef struct nsim_run_row {
     const char *algo, *proto; /* what was run (tuner's pick or forced) */
     double pred_us;           /* NCCL's predicted time, < 0: none */
     const char *fidelity;     /* "packet" or "flow": what ran */
+    /* Symmetry folding (plan/fold.h): hosts played, of hosts; played ==
+     * hosts when the run was not folded */
+    uint32_t hosts, hosts_played;
+    uint32_t fold_first_played; /* nsim_fold_info */
+    uint32_t fold_net_conns, fold_net_unlike;
+    double fold_lat_diff_us;
+    char fold_why_not[160]; /* tried and not folded: why; else empty */
 } nsim_run_row;
 
 typedef struct nsim_run_opts {
@@ -70,6 +77,10 @@ NSIM_NODISCARD int nsim_run_sizes(const nsim_scenario *s, uint64_t **out,
  * (nsim_run_packets_estimate: bus bytes x ranks / 4 KiB). */
 nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes);
 double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes);
+
+/* Whether a run at fidelity f may fold (plan/fold.h): the scenario's
+ * fold mode allows it and no fault plan breaks the symmetry. */
+int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f);
 
 /* nccl-tests' byte count for a requested size (0: below what the
  * collective can split). */

@@ -22,7 +22,7 @@ static const char *const top_keys[] = {
     "step_factor", "step_bytes", "nchannels", "qps_per_connection",
     "buffsize", "protocol",  "algorithm",  "channel_mode", "env",
     "seed",     "params",    "root",      "faults",   "failover",
-    "failover_channels", "gpus_per_thread", "fidelity", NULL};
+    "failover_channels", "gpus_per_thread", "fidelity", "fold", NULL};
 
 static const char *const fault_keys[] = {"at", "kind", "channel", "from",
                                          "to", "qp", "nic", "a", "b", "bw",
@@ -445,6 +445,10 @@ static int parse_fidelity(const char *v, void *out)
 {
     return nsim_fidelity_parse(v, out);
 }
+static int parse_fold(const char *v, void *out)
+{
+    return nsim_fold_mode_parse(v, out);
+}
 static int parse_mode(const char *v, void *out)
 {
     nsim_channel_mode *m = out;
@@ -590,6 +594,8 @@ static int read_knobs(nsim_scenario *s, const nsim_jctx *c, const cJSON *root)
                        "dedicated or shared"));
     NSIM_TRY(read_enum(c, root, "fidelity", parse_fidelity, &s->fidelity,
                        "packet, flow or auto"));
+    NSIM_TRY(read_enum(c, root, "fold", parse_fold, &s->fold,
+                       "auto, on or off"));
     v = 1;
     NSIM_TRY(nsim_jget_int(c, root, "", "seed", 0, 0, INT64_MAX / 2, &v));
     s->seed = (uint64_t)v;

@@ -18,6 +18,7 @@
 #include "models/params.h"
 #include "models/transport.h"
 #include "sim/exec/exec.h"
+#include "sim/plan/fold.h"
 #include "sim/plan/plan.h"
 #include "sim/topo/topo.h"
 
@@ -62,6 +63,7 @@ typedef struct nsim_scenario {
     uint64_t seed;
     uint32_t gpus_per_thread; /* nccl-tests -g: launches per host thread */
     nsim_fidelity fidelity;   /* "fidelity" / --fidelity */
+    nsim_fold_mode fold;      /* "fold" / --fold (plan/fold.h) */
     nsim_params params;
     nsim_net_knobs net; /* net.shared_comms follows channel_mode */
     struct nsim_ncclgraph *graph; /* --graph: replayed rings (owned) */

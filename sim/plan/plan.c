@@ -322,13 +322,13 @@ static int route_equal(const nsim_route *a, const nsim_route *b)
 /* The GPU's index among its host's GPUs (rank order). */
 static uint32_t local_index(nsim_topo *t, uint32_t gpu)
 {
-    uint32_t k = 0;
-    int32_t host = nsim_topo_device(t, gpu)->host;
-    for (uint32_t r = 0; r < nsim_topo_nranks(t); r++) {
-        uint32_t d = nsim_topo_rank_device(t, r);
-        if (d == gpu)
-            return k;
-        k += nsim_topo_device(t, d)->host == host;
+    uint32_t n, k = 0;
+    const uint32_t *hd =
+        nsim_topo_host_devices(t, nsim_topo_device(t, gpu)->host, &n);
+    int32_t rank = nsim_topo_device(t, gpu)->rank;
+    for (uint32_t i = 0; i < n; i++) {
+        const nsim_device *dv = nsim_topo_device(t, hd[i]);
+        k += dv->type == NSIM_DEV_GPU && dv->rank < rank;
     }
     return k;
 }
@@ -342,11 +342,13 @@ static int nearest_nic(nsim_topo *t, uint32_t gpu, uint32_t *out,
 {
     const nsim_route *best = NULL;
     int32_t host = nsim_topo_device(t, gpu)->host;
-    uint32_t ties[64], nties = 0;
-    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
+    uint32_t ties[64], nties = 0, nd;
+    const uint32_t *hd = nsim_topo_host_devices(t, host, &nd);
+    for (uint32_t i = 0; i < nd; i++) {
+        uint32_t d = hd[i];
         const nsim_device *dv = nsim_topo_device(t, d);
         const nsim_route *r;
-        if (dv->type != NSIM_DEV_NIC || dv->host != host ||
+        if (dv->type != NSIM_DEV_NIC ||
             nsim_topo_route(t, gpu, d, &r, NULL) != NSIM_OK)
             continue;
         if (route_better(r, best)) {
@@ -372,17 +374,17 @@ static int nearest_nic(nsim_topo *t, uint32_t gpu, uint32_t *out,
  * as nic is among its own's. */
 static int map_nic(nsim_topo *t, uint32_t nic, int32_t host, uint32_t *out)
 {
-    int32_t h0 = nsim_topo_device(t, nic)->host;
-    uint32_t k = 0, n = 0;
-    for (uint32_t d = 0; d < nic; d++)
-        k += nsim_topo_device(t, d)->type == NSIM_DEV_NIC &&
-             nsim_topo_device(t, d)->host == h0;
-    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
-        const nsim_device *dv = nsim_topo_device(t, d);
-        if (dv->type != NSIM_DEV_NIC || dv->host != host)
+    uint32_t k = 0, n = 0, na, nb;
+    const uint32_t *a =
+        nsim_topo_host_devices(t, nsim_topo_device(t, nic)->host, &na);
+    const uint32_t *b = nsim_topo_host_devices(t, host, &nb);
+    for (uint32_t i = 0; i < na && a[i] < nic; i++)
+        k += nsim_topo_device(t, a[i])->type == NSIM_DEV_NIC;
+    for (uint32_t i = 0; i < nb; i++) {
+        if (nsim_topo_device(t, b[i])->type != NSIM_DEV_NIC)
             continue;
         if (n++ == k) {
-            *out = d;
+            *out = b[i];
             return NSIM_OK;
         }
     }
@@ -649,10 +651,12 @@ const char *nsim_plan_ll128_refusal(nsim_topo *t)
         if (ga->sm != g0->sm && (ga->sm < 90 || g0->sm < 90))
             return "LL128 needs all GPUs of one generation or all sm >= 90 "
                    "(nccl-internals 3.5)";
-        for (uint32_t b = 0; b < n; b++) {
+        uint32_t nd;
+        const uint32_t *hd = nsim_topo_host_devices(t, ga->host, &nd);
+        for (uint32_t i = 0; i < nd; i++) {
             const nsim_route *r;
-            uint32_t db = nsim_topo_rank_device(t, b);
-            if (a == b || ga->host != nsim_topo_device(t, db)->host)
+            uint32_t db = hd[i];
+            if (db == da || nsim_topo_device(t, db)->type != NSIM_DEV_GPU)
                 continue;
             if (nsim_topo_route(t, da, db, &r, NULL) != NSIM_OK ||
                 r->type > NSIM_PATH_NVB)
@@ -796,20 +800,54 @@ void nsim__plan_set_ops(const nsim_plan *p, nsim_plan_lane *l, op_buf *b,
     owners->next = (owners->next + 1) % NSIM__OP_OWNERS;
 }
 
+/* Whether, in a compact plan (no placement), every ring position of
+ * channel c gets the same ops: AllGather and ReduceScatter always (a
+ * position changes only which block, i.e. the placement); AllReduce
+ * when every chunk of the last loop is as long as the others (the size
+ * divides evenly; otherwise the last positions get shorter ones). */
+static int ring_ops_uniform(const nsim_plan *p, uint32_t c)
+{
+    if (!p->req.compact_ops)
+        return 0;
+    if (p->req.coll == NSIM_COLL_ALLGATHER ||
+        p->req.coll == NSIM_COLL_REDUCESCATTER)
+        return 1;
+    if (p->req.coll != NSIM_COLL_ALLREDUCE)
+        return 0;
+    uint32_t n = p->nranks, ts = p->req.type_size;
+    uint64_t count = p->chan_bytes[c] / ts, loop = n * (p->chunk_bytes / ts);
+    uint64_t rem = loop ? count % loop : 0;
+    if (rem == 0)
+        return 1;
+    uint64_t cc = div_up(div_up(rem, n), 16 / ts) * (16 / ts);
+    return n * cc == rem;
+}
+
 static int build_ops(nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks;
     op_owners owners = {{NULL}, 0};
-    for (uint32_t c = 0; c < p->nchannels; c++)
+    for (uint32_t c = 0; c < p->nchannels; c++) {
+        const nsim_plan_lane *first = NULL;
+        int uniform = ring_ops_uniform(p, c);
         for (uint32_t pos = 0; pos < n; pos++) {
             nsim_plan_lane *l = &p->lanes[c * n + p->ring[c * n + pos]];
+            if (first != NULL) { /* uniform: the first position's ops */
+                l->ops = first->ops;
+                l->nops = first->nops;
+                l->ops_shared = 1;
+                continue;
+            }
             op_buf b = {0};
             if (ring_lane(p, c, pos, &b) != NSIM_OK) {
                 free(b.ops);
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
             }
             nsim__plan_set_ops(p, l, &b, &owners);
+            if (uniform)
+                first = l;
         }
+    }
     return NSIM_OK;
 }
 

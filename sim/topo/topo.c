@@ -40,8 +40,13 @@ struct nsim_topo {
     /* route cache: open addressing on (src, dst) */
     route_entry *routes;
     uint32_t routes_cap, routes_len;
-    /* BFS scratch */
-    uint32_t *dist, *queue;
+    /* BFS scratch: dist[i] holds for this search only where
+     * seen[i] == epoch, so a search costs what it visits */
+    uint32_t *dist, *queue, *seen;
+    uint32_t epoch;
+    /* devices by host: host h's are host_devs[host_start[h] ..
+     * host_start[h + 1]), in id order */
+    uint32_t *host_start, *host_devs;
     /* name index: open addressing over device indices (UINT32_MAX =
      * empty), so that building a 16k-node cluster is not quadratic */
     uint32_t *name_idx;
@@ -146,6 +151,9 @@ void nsim_topo_destroy(nsim_topo *t)
     free(t->rank_dev);
     free(t->dist);
     free(t->queue);
+    free(t->seen);
+    free(t->host_start);
+    free(t->host_devs);
     free(t->host_node);
     free(t);
 }
@@ -467,6 +475,36 @@ static int assign_ranks(nsim_topo *t, const char *what, nsim_err *err)
 /* NCCL's nodes (nccl-internals 1.1, 6.5): a host, or the hosts whose
  * devices NVLink joins (an MNNVL domain: trays on one NVLink fabric).
  * Union-find over NVLink links; nodes numbered by their lowest host. */
+static uint32_t host_key(const nsim_device *d)
+{
+    return d->host < 0 ? 0 : (uint32_t)d->host + 1;
+}
+
+/* Devices by host (counting sort on host + 1: the devices of no host,
+ * -1, come first), for nsim_topo_host_devices. */
+static int index_hosts(nsim_topo *t)
+{
+    uint32_t nkeys = t->nhosts + 1;
+    free(t->host_start);
+    free(t->host_devs);
+    t->host_start = calloc(nkeys + 1, sizeof *t->host_start);
+    t->host_devs = malloc((t->ndevs ? t->ndevs : 1) * sizeof *t->host_devs);
+    uint32_t *pos = malloc(nkeys * sizeof *pos);
+    if (t->host_start == NULL || t->host_devs == NULL || pos == NULL) {
+        free(pos);
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t d = 0; d < t->ndevs; d++)
+        t->host_start[host_key(&t->devs[d]) + 1]++;
+    for (uint32_t k = 1; k <= nkeys; k++)
+        t->host_start[k] += t->host_start[k - 1];
+    memcpy(pos, t->host_start, nkeys * sizeof *pos);
+    for (uint32_t d = 0; d < t->ndevs; d++)
+        t->host_devs[pos[host_key(&t->devs[d])]++] = d;
+    free(pos);
+    return NSIM_OK;
+}
+
 static int assign_nodes(nsim_topo *t)
 {
     uint32_t *up = malloc(t->ndevs * sizeof *up);
@@ -543,9 +581,13 @@ int nsim_topo_finalize(nsim_topo *t, const char *what, nsim_err *err)
         return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
     free(t->dist);
     free(t->queue);
+    free(t->seen);
     t->dist = malloc(t->ndevs * sizeof *t->dist);
     t->queue = malloc(t->ndevs * sizeof *t->queue);
-    if (t->dist == NULL || t->queue == NULL)
+    t->seen = calloc(t->ndevs, sizeof *t->seen);
+    t->epoch = 0;
+    if (t->dist == NULL || t->queue == NULL || t->seen == NULL ||
+        index_hosts(t) != NSIM_OK)
         return NSIM_ERR(err, NSIM_ENOMEM, "topology: out of memory");
     t->finalized = 1;
     return NSIM_OK;
@@ -582,6 +624,16 @@ uint32_t nsim_topo_rank_device(const nsim_topo *t, uint32_t rank)
 {
     return t->rank_dev[rank];
 }
+const uint32_t *nsim_topo_host_devices(const nsim_topo *t, int32_t host,
+                                       uint32_t *n)
+{
+    if (host < -1 || host >= (int32_t)t->nhosts) {
+        *n = 0;
+        return NULL;
+    }
+    *n = t->host_start[host + 2] - t->host_start[host + 1];
+    return &t->host_devs[t->host_start[host + 1]];
+}
 
 /* ---- routes ---------------------------------------------------------- */
 
@@ -610,14 +662,28 @@ static const path_class path_classes[] = {
 #undef LB
 #undef DB
 
-/* BFS from src within class pc; fills t->dist (UINT32_MAX = unreached). */
+/* The last search's distance to i (UINT32_MAX: not reached). */
+static uint32_t dist_of(const nsim_topo *t, uint32_t i)
+{
+    return t->seen[i] == t->epoch ? t->dist[i] : UINT32_MAX;
+}
+
+static void set_dist(nsim_topo *t, uint32_t i, uint32_t d)
+{
+    t->seen[i] = t->epoch;
+    t->dist[i] = d;
+}
+
+/* BFS from src within class pc; fills the distances (dist_of). */
 static void bfs(nsim_topo *t, uint32_t src, uint32_t dst,
                 const path_class *pc)
 {
-    for (uint32_t i = 0; i < t->ndevs; i++)
-        t->dist[i] = UINT32_MAX;
+    if (++t->epoch == 0) { /* wrapped: no stale mark may match */
+        memset(t->seen, 0, t->ndevs * sizeof *t->seen);
+        t->epoch = 1;
+    }
     uint32_t head = 0, tail = 0;
-    t->dist[src] = 0;
+    set_dist(t, src, 0);
     t->queue[tail++] = src;
     while (head < tail) {
         uint32_t u = t->queue[head++];
@@ -628,9 +694,9 @@ static void bfs(nsim_topo *t, uint32_t src, uint32_t dst,
         for (uint32_t k = t->out_start[u]; k < t->out_start[u + 1]; k++) {
             const nsim_link *l = &t->links[t->out_links[k]];
             if (!(pc->link_mask & (1u << l->type)) ||
-                t->dist[l->dst] != UINT32_MAX)
+                dist_of(t, l->dst) != UINT32_MAX)
                 continue;
-            t->dist[l->dst] = t->dist[u] + 1;
+            set_dist(t, l->dst, t->dist[u] + 1);
             t->queue[tail++] = l->dst;
         }
     }
@@ -663,7 +729,7 @@ static void walk_back(path_walk *w, uint32_t dev, uint32_t d, double bw)
         const nsim_link *rev = &t->links[t->out_links[k]];
         const nsim_link *in = &t->links[rev->reverse];
         uint32_t prev = in->src;
-        if (!(w->pc->link_mask & (1u << in->type)) || t->dist[prev] != d - 1)
+        if (!(w->pc->link_mask & (1u << in->type)) || dist_of(t, prev) != d - 1)
             continue;
         if (prev != w->src &&
             !(w->pc->transit_mask & (1u << t->devs[prev].type)))
@@ -709,9 +775,9 @@ static int make_route(nsim_topo *t, uint32_t src, uint32_t dst,
     for (size_t c = 0; c < nclass; c++) {
         const path_class *pc = nic_pair ? &network_class : &path_classes[c];
         bfs(t, src, dst, pc);
-        if (t->dist[dst] == UINT32_MAX)
+        if (dist_of(t, dst) == UINT32_MAX)
             continue;
-        uint32_t hops = t->dist[dst];
+        uint32_t hops = dist_of(t, dst);
         uint32_t stack[256];
         if (hops > 256)
             return NSIM_ENOTSUP;

@@ -181,18 +181,22 @@ uint32_t nsim_topo_nnodes(const nsim_topo *t);
 uint32_t nsim_topo_host_node(const nsim_topo *t, int32_t host);
 /* Device index of the GPU with this rank. */
 uint32_t nsim_topo_rank_device(const nsim_topo *t, uint32_t rank);
+/* The devices of a host, in id order (*n of them); host -1: the devices
+ * of no host (fabric switches); none for a host out of range. */
+const uint32_t *nsim_topo_host_devices(const nsim_topo *t, int32_t host,
+                                       uint32_t *n);
 
 /* The device of type `type` on dev's host with the fewest-hop route from
  * dev (ties: the lowest index). NSIM_ENOENT if there is none. */
 int nsim_topo_nearest(nsim_topo *t, uint32_t dev, nsim_dev_type type,
                       uint32_t *out);
 
-/* The route src -> dst (cached; valid until the topology is destroyed).
- * NSIM_ENOENT with a message when dst cannot be reached. */
 /* PXN (nccl-internals 1.4): the GPU of gpu's host through which gpu
  * sends on nic (its own path to nic is worse than PXN; the other GPU is
  * one NVLink hop away and <= PXB from nic), or UINT32_MAX. */
 uint32_t nsim_topo_pxn_gpu(nsim_topo *t, uint32_t gpu, uint32_t nic);
+/* The route src -> dst (cached; valid until the topology is destroyed).
+ * NSIM_ENOENT with a message when dst cannot be reached. */
 NSIM_NODISCARD int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
                                    const nsim_route **out, nsim_err *err);
 

@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * fold.c - symmetry folding of ring plans (see fold.h).
+ */
+#include "fold.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const mode_names[] = {"auto", "off", "on"};
+
+const char *nsim_fold_mode_name(nsim_fold_mode m)
+{
+    return (unsigned)m < sizeof mode_names / sizeof mode_names[0]
+               ? mode_names[m]
+               : "?";
+}
+
+int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out)
+{
+    for (unsigned i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++)
+        if (strcmp(s, mode_names[i]) == 0) {
+            *out = (nsim_fold_mode)i;
+            return NSIM_OK;
+        }
+    return NSIM_EINVAL;
+}
+
+/* The devices of every host, in id order, so that device i of host h and
+ * device i of host h' can be compared and mapped. */
+typedef struct hostmap {
+    uint32_t nhosts, ndev; /* hosts, devices per host */
+    uint32_t per_host;     /* ranks per host */
+    uint32_t *devs;        /* nhosts x ndev device ids */
+    uint32_t *local;       /* per device: its index on its host, or
+                            * UINT32_MAX (a fabric switch) */
+} hostmap;
+
+/* A fold of period m hosts (gm = per_host x m ranks): host h is played
+ * by the host of its class (h mod m) among base, base + 1, ...,
+ * base + m - 1 (mod the hosts). */
+typedef struct fold {
+    nsim_topo *t;
+    const hostmap *hm;
+    uint32_t m, gm, base;
+} fold;
+
+NSIM_PRINTF(2, 3) static int refuse(nsim_fold_info *fi, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fi->why_not, sizeof fi->why_not, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+static int32_t dev_host(nsim_topo *t, uint32_t d)
+{
+    return nsim_topo_device(t, d)->host;
+}
+
+/* Fills hm; 1 when the hosts are numbered 0..N-1 and each has the same
+ * number of devices and ranks, 0 (with why) otherwise, NSIM_ENOMEM. */
+static int hostmap_build(nsim_topo *t, const nsim_plan *p, hostmap *hm,
+                         nsim_fold_info *fi)
+{
+    uint32_t nd = nsim_topo_ndevices(t), nh = nsim_topo_nhosts(t);
+    uint32_t *count = calloc(nh, sizeof *count);
+    hm->nhosts = nh;
+    hm->local = malloc((nd ? nd : 1) * sizeof *hm->local);
+    if (count == NULL || hm->local == NULL) {
+        free(count);
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t d = 0; d < nd; d++) {
+        int32_t h = dev_host(t, d);
+        hm->local[d] = h < 0 ? UINT32_MAX : count[h]++;
+    }
+    hm->ndev = count[0];
+    int same = 1;
+    for (uint32_t h = 0; h < nh; h++)
+        same &= count[h] == hm->ndev;
+    free(count);
+    if (!same || hm->ndev == 0)
+        return refuse(fi, "hosts have different numbers of devices");
+    hm->devs = malloc((size_t)nh * hm->ndev * sizeof *hm->devs);
+    if (hm->devs == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t d = 0; d < nd; d++)
+        if (hm->local[d] != UINT32_MAX)
+            hm->devs[(size_t)dev_host(t, d) * hm->ndev + hm->local[d]] = d;
+    hm->per_host = p->nranks / nh;
+    if (p->nranks % nh != 0)
+        return refuse(fi, "hosts have different numbers of GPUs");
+    for (uint32_t r = 0; r < p->nranks; r++)
+        if ((uint32_t)dev_host(t, nsim_topo_rank_device(t, r)) !=
+            r / hm->per_host)
+            return refuse(fi, "ranks are not numbered host by host");
+    return 1;
+}
+
+/* The played host of host h's class. */
+static uint32_t twin_host(const fold *f, uint32_t h)
+{
+    uint32_t d = (h % f->m + f->m - f->base % f->m) % f->m;
+    return (f->base + d) % f->hm->nhosts;
+}
+
+/* Device d's twin on the played hosts (a fabric device is its own). */
+static uint32_t twin(const fold *f, uint32_t d)
+{
+    if (d == UINT32_MAX || f->hm->local[d] == UINT32_MAX)
+        return d;
+    uint32_t h = twin_host(f, (uint32_t)dev_host(f->t, d));
+    return f->hm->devs[(size_t)h * f->hm->ndev + f->hm->local[d]];
+}
+
+/* Rank r's twin on the played hosts. */
+static uint32_t twin_rank(const fold *f, uint32_t r)
+{
+    uint32_t g = f->hm->per_host;
+    return twin_host(f, r / g) * g + r % g;
+}
+
+/* The index of played rank r among the played ranks (0..gm-1). */
+static uint32_t played_index(const fold *f, uint32_t r)
+{
+    uint32_t g = f->hm->per_host, nh = f->hm->nhosts;
+    return (r / g + nh - f->base) % nh * g + r % g;
+}
+
+static int devices_alike(const nsim_device *a, const nsim_device *b)
+{
+    return a->type == b->type && strcmp(a->gen, b->gen) == 0 &&
+           a->sm == b->sm && a->no_p2p == b->no_p2p && a->nvls == b->nvls &&
+           a->nic_ports == b->nic_ports && a->port_bw == b->port_bw &&
+           a->mtu_bytes == b->mtu_bytes && a->gdr == b->gdr &&
+           a->link_layer == b->link_layer && a->rail == b->rail &&
+           a->radix == b->radix && a->lat_ps == b->lat_ps;
+}
+
+/* d (on host h) and e (its twin) have the same links, in the same order,
+ * to twins on their hosts or to the same kind of device off them. */
+static int links_alike(const fold *f, uint32_t d, uint32_t e)
+{
+    nsim_topo *t = f->t;
+    uint32_t n = nsim_topo_nout(t, d);
+    if (n != nsim_topo_nout(t, e))
+        return 0;
+    const uint32_t *od = nsim_topo_out(t, d), *oe = nsim_topo_out(t, e);
+    for (uint32_t k = 0; k < n; k++) {
+        const nsim_link *a = nsim_topo_link(t, od[k]);
+        const nsim_link *b = nsim_topo_link(t, oe[k]);
+        if (a->type != b->type || a->bw != b->bw || a->lane_bw != b->lane_bw ||
+            a->lat_ps != b->lat_ps || a->count != b->count)
+            return 0;
+        int a_in = dev_host(t, a->dst) == dev_host(t, d);
+        int b_in = dev_host(t, b->dst) == dev_host(t, e);
+        if (a_in != b_in)
+            return 0;
+        if (a_in ? f->hm->local[a->dst] != f->hm->local[b->dst]
+                 : nsim_topo_device(t, a->dst)->type !=
+                       nsim_topo_device(t, b->dst)->type)
+            return 0;
+    }
+    return 1;
+}
+
+static int hosts_repeat(const fold *f, nsim_fold_info *fi)
+{
+    const hostmap *hm = f->hm;
+    for (uint32_t h = f->m; h < hm->nhosts; h++)
+        for (uint32_t i = 0; i < hm->ndev; i++) {
+            uint32_t d = hm->devs[(size_t)h * hm->ndev + i];
+            uint32_t e = twin(f, d);
+            if (!devices_alike(nsim_topo_device(f->t, d),
+                               nsim_topo_device(f->t, e)) ||
+                !links_alike(f, d, e))
+                return refuse(fi, "host %u differs from host %u (%s, %s)", h,
+                              twin_host(f, h), nsim_topo_device(f->t, d)->name,
+                              nsim_topo_device(f->t, e)->name);
+        }
+    for (uint32_t r = 0; r < nsim_topo_nranks(f->t); r++)
+        if (twin(f, nsim_topo_rank_device(f->t, r)) !=
+            nsim_topo_rank_device(f->t, twin_rank(f, r)))
+            return refuse(fi, "rank %u is not on the twin of rank %u's GPU",
+                          r, twin_rank(f, r));
+    return 1;
+}
+
+/* Connection c of the whole plan and t of its twin lane are alike: same
+ * transport and QPs, successors and NICs that are twins. */
+static int conns_alike(const fold *f, const nsim_plan_conn *c,
+                       const nsim_plan_conn *t)
+{
+    if (c->transport != t->transport || c->path != t->path ||
+        c->nqps != t->nqps || c->nvls_role != t->nvls_role ||
+        twin_rank(f, c->to) != twin_rank(f, t->to))
+        return 0;
+    return twin(f, c->send_nic) == t->send_nic &&
+           twin(f, c->recv_nic) == twin(f, t->recv_nic);
+}
+
+/* The ops of lane l and of its twin w: the same array, or the same
+ * primitives on the same steps whose payloads differ by at most
+ * NSIM_FOLD_BYTES_TOL of w's in all (a size that does not divide evenly
+ * leaves a few more elements to some ranks); the largest such
+ * difference goes to fi->bytes_diff. */
+static int ops_alike(const nsim_plan_lane *l, const nsim_plan_lane *w,
+                     nsim_fold_info *fi)
+{
+    if (l->ops == w->ops)
+        return 1;
+    uint64_t diff = 0, total = 0;
+    for (uint32_t i = 0; i < l->nops; i++) {
+        const nsim_plan_op *a = &l->ops[i], *b = &w->ops[i];
+        if (a->prim != b->prim || a->slice != b->slice || a->step != b->step)
+            return 0;
+        diff += a->bytes > b->bytes ? a->bytes - b->bytes : b->bytes - a->bytes;
+        total += b->bytes;
+    }
+    double rel = total ? (double)diff / (double)total : (diff ? 1.0 : 0.0);
+    if (rel > NSIM_FOLD_BYTES_TOL)
+        return 0;
+    fi->bytes_diff = rel > fi->bytes_diff ? rel : fi->bytes_diff;
+    return 1;
+}
+
+/* Every lane (and its send connection) matches its twin's; every played
+ * lane receives from exactly one played lane. */
+static int plan_repeats(const fold *f, const nsim_plan *p, nsim_fold_info *fi)
+{
+    uint32_t n = p->nranks;
+    uint8_t *into = malloc(f->gm);
+    if (into == NULL)
+        return NSIM_ENOMEM;
+    int ok = 1;
+    for (uint32_t c = 0; ok && c < p->nchannels; c++) {
+        for (uint32_t r = 0; ok && r < n; r++) {
+            uint32_t tr = twin_rank(f, r);
+            const nsim_plan_lane *l = &p->lanes[(size_t)c * n + r];
+            const nsim_plan_lane *w = &p->lanes[(size_t)c * n + tr];
+            if (l->nops != w->nops || l->shares_sm != w->shares_sm ||
+                !ops_alike(l, w, fi))
+                ok = refuse(fi, "channel %u: rank %u's ops differ from "
+                                "rank %u's", c, r, tr);
+            else if (!conns_alike(f, &p->conns[l->send_conn],
+                                  &p->conns[w->send_conn]))
+                ok = refuse(fi, "channel %u: rank %u's connection differs "
+                                "from rank %u's", c, r, tr);
+        }
+        /* the played ring: each played rank has one played predecessor */
+        memset(into, 0, f->gm);
+        for (uint32_t q = 0; ok && q < f->gm; q++) {
+            uint32_t r = twin_rank(f, (f->base * f->hm->per_host + q) % n);
+            uint32_t to = p->conns[p->lanes[(size_t)c * n + r].send_conn].to;
+            if (into[played_index(f, twin_rank(f, to))]++ != 0)
+                ok = refuse(fi, "channel %u: the ring does not close over "
+                                "%u hosts", c, f->m);
+        }
+    }
+    free(into);
+    return ok;
+}
+
+/* The plan's shape: a ring lane per channel and rank at [c * n + r], one
+ * send and one receive connection each. */
+static int ring_shaped(const nsim_plan *p, nsim_fold_info *fi)
+{
+    uint32_t n = p->nranks;
+    if (p->nlanes != p->nchannels * n || p->nconns != p->nchannels * n)
+        return refuse(fi, "not a ring plan");
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        const nsim_plan_lane *l = &p->lanes[i];
+        if (l->rank != i % n || l->channel != i / n || l->nrecv_more ||
+            l->nsend_more || l->per_step_conns ||
+            l->send_conn >= p->nconns || l->recv_conn >= p->nconns ||
+            p->conns[l->send_conn].from != l->rank)
+            return refuse(fi, "not a ring plan");
+    }
+    return 1;
+}
+
+/* The route of conn c as the fold plays it: from its NIC to the twin of
+ * its peer's. */
+static int played_route(const fold *f, const nsim_plan_conn *c,
+                        const nsim_route **out)
+{
+    return nsim_topo_route(f->t, twin(f, c->send_nic), twin(f, c->recv_nic),
+                           out, NULL);
+}
+
+static int slower(const nsim_route *a, const nsim_route *b)
+{
+    return a->bw < b->bw || (a->bw == b->bw && a->lat_ps > b->lat_ps);
+}
+
+/* A ring runs at the pace of its slowest hop: the played hosts start at
+ * the sender of the slowest NET route of the whole plan (the first
+ * found), so that the played ring has it. Then every NET connection's
+ * route is compared with its twin's as played: a wider one refuses the
+ * fold (the played hop would be slower than the ring's slowest), the
+ * others are counted with their latency difference. */
+static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi)
+{
+    const nsim_route *worst = NULL, *r;
+    f->base = 0;
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
+        if (c->transport != NSIM_TRANSPORT_NET)
+            continue;
+        if (nsim_topo_route(f->t, c->send_nic, c->recv_nic, &r, NULL) !=
+            NSIM_OK)
+            return refuse(fi, "a NET connection has no route");
+        if (worst == NULL || slower(r, worst)) {
+            worst = r;
+            f->base = p->lanes[i].rank / f->hm->per_host;
+        }
+    }
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
+        const nsim_route *played;
+        if (c->transport != NSIM_TRANSPORT_NET)
+            continue;
+        fi->net_conns++;
+        if (nsim_topo_route(f->t, c->send_nic, c->recv_nic, &r, NULL) !=
+                NSIM_OK ||
+            played_route(f, c, &played) != NSIM_OK)
+            return refuse(fi, "a NET connection has no route");
+        if (slower(played, r) || played->lat_ps != r->lat_ps) {
+            fi->net_unlike++;
+            nsim_time d = played->lat_ps > r->lat_ps
+                              ? played->lat_ps - r->lat_ps
+                              : r->lat_ps - played->lat_ps;
+            fi->lat_diff_ps = d > fi->lat_diff_ps ? d : fi->lat_diff_ps;
+        }
+        if (slower(r, played))
+            return refuse(fi, "the route %s -> %s is slower than its twin's "
+                              "as played",
+                          nsim_topo_device(f->t, c->send_nic)->name,
+                          nsim_topo_device(f->t, c->recv_nic)->name);
+    }
+    return 1;
+}
+
+typedef struct ops_user {
+    const nsim_plan_op *ops;
+    nsim_plan_lane *lane;
+} ops_user;
+
+static int cmp_user(const void *a, const void *b)
+{
+    const ops_user *x = a, *y = b;
+    return x->ops < y->ops ? -1 : x->ops > y->ops;
+}
+
+/* Every op array owned by a lane that the fold drops goes to a played
+ * lane that shares it, or is freed when none does. */
+static int own_played_ops(const fold *f, nsim_plan *p)
+{
+    uint32_t n = p->nranks, np = p->nchannels * f->gm, k = 0;
+    uint32_t first = f->base * f->hm->per_host;
+    ops_user *u = malloc((np ? np : 1) * sizeof *u);
+    if (u == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t c = 0; c < p->nchannels; c++)
+        for (uint32_t q = 0; q < f->gm; q++) {
+            nsim_plan_lane *l = &p->lanes[(size_t)c * n + (first + q) % n];
+            u[k++] = (ops_user){l->ops, l};
+        }
+    qsort(u, np, sizeof *u, cmp_user);
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        nsim_plan_lane *l = &p->lanes[i];
+        if (l->ops_shared || twin_rank(f, i % n) == i % n)
+            continue; /* not an owner, or played */
+        ops_user key = {l->ops, NULL};
+        ops_user *hit = bsearch(&key, u, np, sizeof *u, cmp_user);
+        if (hit != NULL)
+            hit->lane->ops_shared = 0;
+        else
+            free(l->ops);
+    }
+    free(u);
+    return NSIM_OK;
+}
+
+/* Keeps the lanes and connections of the played hosts; the connection
+ * out of the last played host enters the first, on its NIC's twin. */
+static int rewrite(const fold *f, nsim_plan *p)
+{
+    uint32_t n = p->nranks, gm = f->gm, nl = p->nchannels * gm;
+    uint32_t first = f->base * f->hm->per_host;
+    nsim_plan_lane *lanes = calloc(nl, sizeof *lanes);
+    nsim_plan_conn *conns = calloc(nl, sizeof *conns);
+    if (lanes == NULL || conns == NULL) {
+        free(lanes);
+        free(conns);
+        return NSIM_ENOMEM;
+    }
+    /* the op arrays of dropped lanes: handed to a played lane that uses
+     * them (it becomes their owner), freed otherwise */
+    NSIM_TRY(own_played_ops(f, p));
+    for (uint32_t c = 0; c < p->nchannels; c++)
+        for (uint32_t q = 0; q < gm; q++) {
+            uint32_t id = c * gm + q, r = (first + q) % n;
+            lanes[id] = p->lanes[(size_t)c * n + r];
+            conns[id] = p->conns[lanes[id].send_conn];
+            conns[id].to = twin_rank(f, conns[id].to);
+            conns[id].recv_nic = twin(f, conns[id].recv_nic);
+            conns[id].send_lane = id;
+            conns[id].recv_lane = c * gm + played_index(f, conns[id].to);
+            lanes[id].send_conn = id;
+        }
+    for (uint32_t id = 0; id < nl; id++)
+        lanes[conns[id].recv_lane].recv_conn = id;
+    free(p->lanes);
+    free(p->conns);
+    p->lanes = lanes;
+    p->conns = conns;
+    p->nlanes = p->nconns = nl;
+    return NSIM_OK;
+}
+
+static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
+                    hostmap *hm)
+{
+    uint32_t nh = fi->hosts;
+    if (!p->req.compact_ops)
+        return refuse(fi, "the plan keeps its placement (--stats, traces "
+                          "and explain play every host)");
+    if (nsim_coll_is_p2p(p->req.coll) || p->req.algo != NSIM_ALGO_RING ||
+        (p->req.coll != NSIM_COLL_ALLREDUCE &&
+         p->req.coll != NSIM_COLL_ALLGATHER &&
+         p->req.coll != NSIM_COLL_REDUCESCATTER))
+        return refuse(fi, "only ring AllReduce, AllGather and ReduceScatter "
+                          "fold");
+    if (nsim_topo_nnodes(t) != nh)
+        return refuse(fi, "NVLink domains span hosts");
+    if (nh < 4)
+        return refuse(fi, "fewer than 4 hosts");
+    int rc = hostmap_build(t, p, hm, fi);
+    if (rc != 1)
+        return rc;
+    if (!ring_shaped(p, fi))
+        return 0;
+    fold f = {t, hm, 0, 0, 0};
+    char first[sizeof fi->why_not] = "";
+    for (uint32_t m = 2; m <= nh / 2; m++) {
+        if (nh % m != 0)
+            continue;
+        f = (fold){t, hm, m, m * hm->per_host, 0};
+        if (!hosts_repeat(&f, fi))
+            rc = 0;
+        else if ((rc = plan_repeats(&f, p, fi)) == NSIM_ENOMEM)
+            return rc;
+        if (rc == 1)
+            break;
+        if (first[0] == '\0')
+            memcpy(first, fi->why_not, sizeof first);
+        f.m = 0;
+    }
+    if (f.m == 0) {
+        memcpy(fi->why_not, first, sizeof first);
+        return 0;
+    }
+    fi->why_not[0] = '\0';
+    if (!choose_base(&f, p, fi))
+        return 0;
+    if (rewrite(&f, p) != NSIM_OK)
+        return NSIM_ENOMEM;
+    fi->played = f.m;
+    fi->first_played = f.base;
+    return 1;
+}
+
+int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
+                   nsim_err *err)
+{
+    memset(info, 0, sizeof *info);
+    info->hosts = info->played = nsim_topo_nhosts(t);
+    hostmap hm = {0};
+    int rc = try_fold(t, p, info, &hm);
+    free(hm.devs);
+    free(hm.local);
+    if (rc == NSIM_ENOMEM)
+        return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory (fold)");
+    if (rc != 1) {
+        info->played = info->hosts;
+        info->first_played = 0;
+        info->net_conns = info->net_unlike = 0;
+        info->lat_diff_ps = 0;
+    }
+    return NSIM_OK;
+}

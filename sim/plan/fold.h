@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * fold.h - symmetry folding: a ring plan on identical hosts, played by the
+ * ranks of a few of them.
+ *
+ * On identical hosts a ring collective repeats from host to host: every
+ * rank runs the same ops at the same moments as its twin m hosts further,
+ * when the ring, its connections, their NICs and the ops repeat with a
+ * period of m hosts. The run of the first m hosts alone, each receiving
+ * from the host before it as in the whole ring, then takes the whole
+ * ring's time. The folded plan keeps the rank count, the steps and the
+ * slice sizes (the ops are still the n-rank ring's) and drops the lanes
+ * and connections of every host from m on; the connection that leaves
+ * host m - 1 enters host 0 instead, on the twin of its NIC. The cost
+ * falls by hosts / m.
+ *
+ * The check is exact on the hosts (devices, their links and ranks match
+ * device for device) and on the plan (successors, transports, QPs, NICs
+ * and op arrays repeat). The network between hosts is not checked for
+ * symmetry: every NET connection's route is compared with its twin's
+ * in the folded plan; a lower bottleneck there refuses the fold, and
+ * longer routes (a hop that crosses a spine where the played hosts'
+ * stays under one leaf) are counted with the latency they would add.
+ *
+ * Owns: the check and the in-place rewrite; nothing after the call.
+ */
+#ifndef NSIM_PLAN_FOLD_H
+#define NSIM_PLAN_FOLD_H
+
+#include <stdint.h>
+
+#include "sim/core/err.h"
+#include "sim/plan/plan.h"
+
+/* When runs fold (scenario "fold", --fold): auto folds flow-fidelity
+ * runs, on folds packet runs too, off never folds. */
+typedef enum nsim_fold_mode {
+    NSIM_FOLD_AUTO,
+    NSIM_FOLD_OFF,
+    NSIM_FOLD_ON,
+} nsim_fold_mode;
+
+const char *nsim_fold_mode_name(nsim_fold_mode m);
+int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
+
+/* Twins whose payloads differ by more than this fraction (a size that
+ * does not divide evenly over ranks) are not folded. */
+#define NSIM_FOLD_BYTES_TOL 0.001
+
+typedef struct nsim_fold_info {
+    uint32_t hosts;     /* hosts of the plan */
+    uint32_t played;    /* hosts played: < hosts when folded */
+    uint32_t first_played; /* the first of them (then first + 1, ...) */
+    uint32_t net_conns; /* NET connections of the whole plan */
+    uint32_t net_unlike; /* of those, with a faster route than their
+                          * twin's as played (the played ring has the
+                          * slowest: see above) */
+    nsim_time lat_diff_ps; /* the largest latency difference there */
+    double bytes_diff;  /* the largest relative difference between a
+                         * lane's payload and its twin's (<= TOL) */
+    char why_not[160];  /* not folded: why; empty when folded */
+} nsim_fold_info;
+
+/* Folds p in place when it repeats (see above); otherwise leaves it as
+ * it is and says why in info->why_not. Only a compact plan
+ * (req.compact_ops) folds: its twins share their op arrays. Fails only
+ * when out of memory (p is then unchanged). */
+NSIM_NODISCARD int nsim_plan_fold(nsim_topo *t, nsim_plan *p,
+                                  nsim_fold_info *info, nsim_err *err);
+
+#endif
