@@ -30,9 +30,10 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                       "row's is in --json and --timing)"
                     : " (each WR and slice one flow, max-min shared)");
     if (m->hosts_played > 0 && m->hosts_played < m->nhosts)
-        fprintf(f, "# folded: %u of %u hosts played (a ring on identical "
-                   "hosts: each host does its twin's work; rows that fold "
-                   "say so in --json and --timing; --fold off plays all)\n",
+        fprintf(f, "# folded: %u of %u hosts played (identical hosts "
+                   "doing the same work: README \"Folding\"; rows that "
+                   "fold say so in --json and --timing; --fold off plays "
+                   "all)\n",
                 m->hosts_played, m->nhosts);
     fprintf(f, "#\n");
     fprintf(f, "#                                                              "

@@ -380,15 +380,24 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 (double)r->events / r->wall_s / 1e6,
                 strcmp(r->fidelity, "packet") ? ", fidelity " : "",
                 strcmp(r->fidelity, "packet") ? r->fidelity : "");
-        if (r->hosts_played < r->hosts)
-            fprintf(stderr, ", folded: %u of %u hosts played from host %u "
-                            "(%u of %u NET connections have a faster "
-                            "route than the played, by up to %.2f us)",
-                    r->hosts_played, r->hosts, r->fold_first_played,
-                    r->fold_net_unlike, r->fold_net_conns,
-                    r->fold_lat_diff_us);
-        else if (r->fold_why_not[0] != '\0')
+        if (r->hosts_played < r->hosts) {
+            if (r->fold_receiving > 0)
+                fprintf(stderr, ", folded: %u of %u hosts played (hosts %u "
+                                "and %u, each sending to the other)",
+                        r->hosts_played, r->hosts, r->fold_first_played,
+                        r->fold_receiving - 1);
+            else
+                fprintf(stderr, ", folded: %u of %u hosts played from host "
+                                "%u",
+                        r->hosts_played, r->hosts, r->fold_first_played);
+            if (r->fold_net_unlike > 0)
+                fprintf(stderr, " (%u of %u NET connections have a faster "
+                                "route than the played, by up to %.2f us)",
+                        r->fold_net_unlike, r->fold_net_conns,
+                        r->fold_lat_diff_us);
+        } else if (r->fold_why_not[0] != '\0') {
             fprintf(stderr, ", not folded: %s", r->fold_why_not);
+        }
         fprintf(stderr, "\n");
     }
 }

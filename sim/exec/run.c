@@ -87,11 +87,21 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     /* a plan kept for the trace or explain keeps its placement */
     req->compact_ops = !o->keep;
     nsim_fold_info fold = {0};
+    eo.fidelity = nsim_run_fidelity(s, bytes);
+    int may_fold = req->compact_ops && nsim_run_may_fold(s, eo.fidelity);
+    if (may_fold)
+        NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
     int rc = nsim_plan_build(s->topo, req, &plan, err);
-    if (rc == NSIM_OK)
-        eo.fidelity = nsim_run_fidelity(s, bytes);
-    if (rc == NSIM_OK && req->compact_ops && nsim_run_may_fold(s, eo.fidelity))
+    if (rc == NSIM_OK && may_fold &&
+        (req->coll != NSIM_COLL_ALLTOALL || req->fold_senders))
         rc = nsim_plan_fold(s->topo, plan, &fold, err);
+    if (rc == NSIM_OK && req->fold_senders && fold.played == fold.hosts) {
+        /* refused after all: plan every host's sends */
+        nsim_plan_destroy(plan);
+        plan = NULL;
+        req->fold_senders = 0;
+        rc = nsim_plan_build(s->topo, req, &plan, err);
+    }
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
     if (rc != NSIM_OK) {
@@ -113,6 +123,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     if (fold.played > 0 && fold.played < fold.hosts) {
         row->hosts_played = fold.played;
         row->fold_first_played = fold.first_played;
+        row->fold_receiving = req->fold_senders ? fold.receiving + 1 : 0;
         row->fold_net_conns = fold.net_conns;
         row->fold_net_unlike = fold.net_unlike;
         row->fold_lat_diff_us = (double)fold.lat_diff_ps / 1e6;

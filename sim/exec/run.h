@@ -36,6 +36,7 @@ typedef struct nsim_run_row {
      * hosts when the run was not folded */
     uint32_t hosts, hosts_played;
     uint32_t fold_first_played; /* nsim_fold_info */
+    uint32_t fold_receiving;    /* AllToAll: 1 + the receiving host; 0 */
     uint32_t fold_net_conns, fold_net_unlike;
     double fold_lat_diff_us;
     char fold_why_not[160]; /* tried and not folded: why; else empty */

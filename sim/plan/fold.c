@@ -63,7 +63,7 @@ static int32_t dev_host(nsim_topo *t, uint32_t d)
 
 /* Fills hm; 1 when the hosts are numbered 0..N-1 and each has the same
  * number of devices and ranks, 0 (with why) otherwise, NSIM_ENOMEM. */
-static int hostmap_build(nsim_topo *t, const nsim_plan *p, hostmap *hm,
+static int hostmap_build(nsim_topo *t, uint32_t nranks, hostmap *hm,
                          nsim_fold_info *fi)
 {
     uint32_t nd = nsim_topo_ndevices(t), nh = nsim_topo_nhosts(t);
@@ -91,10 +91,10 @@ static int hostmap_build(nsim_topo *t, const nsim_plan *p, hostmap *hm,
     for (uint32_t d = 0; d < nd; d++)
         if (hm->local[d] != UINT32_MAX)
             hm->devs[(size_t)dev_host(t, d) * hm->ndev + hm->local[d]] = d;
-    hm->per_host = p->nranks / nh;
-    if (p->nranks % nh != 0)
+    hm->per_host = nranks / nh;
+    if (nranks % nh != 0)
         return refuse(fi, "hosts have different numbers of GPUs");
-    for (uint32_t r = 0; r < p->nranks; r++)
+    for (uint32_t r = 0; r < nranks; r++)
         if ((uint32_t)dev_host(t, nsim_topo_rank_device(t, r)) !=
             r / hm->per_host)
             return refuse(fi, "ranks are not numbered host by host");
@@ -423,6 +423,146 @@ static int rewrite(const fold *f, nsim_plan *p)
     return NSIM_OK;
 }
 
+/* ---- AllToAll ---------------------------------------------------------
+ * Every rank sends to every other. On identical hosts every host sends
+ * and receives the same: two played hosts a and b stand for all when
+ * each sends what its host sends (the planner plans their senders alone,
+ * fold_senders) and every send that crosses the network lands on the
+ * other played host, on the rank and NIC of the receiver's local index.
+ * Each played host then sends, receives and proxies what every host
+ * does, over the same NICs, PCIe and NVLink. b is a host whose route from
+ * a has the number of hops most of a's peers see; the other routes are
+ * counted (the fabric beyond a's and b's switches carries nothing: a
+ * fold cannot see contention there, so RoCE's ECMP refuses it). */
+
+static int alltoall_hosts(nsim_topo *t, uint32_t nranks, hostmap *hm,
+                          nsim_fold_info *fi)
+{
+    if (nsim_topo_nnodes(t) != fi->hosts)
+        return refuse(fi, "NVLink domains span hosts");
+    if (fi->hosts < 4)
+        return refuse(fi, "fewer than 4 hosts");
+    int rc = hostmap_build(t, nranks, hm, fi);
+    if (rc != 1)
+        return rc;
+    fold f = {t, hm, 1, hm->per_host, 0};
+    if (!hosts_repeat(&f, fi))
+        return 0;
+    for (uint32_t i = 0; i < hm->ndev; i++) {
+        const nsim_device *d = nsim_topo_device(t, hm->devs[i]);
+        if (d->type == NSIM_DEV_NIC && d->link_layer == NSIM_LL_ROCE)
+            return refuse(fi, "RoCE spreads flows over the fabric by ECMP "
+                              "hash: where they collide depends on every "
+                              "host's flows");
+    }
+    return 1;
+}
+
+/* The other played host: the first whose route from a's first NIC has
+ * the most common number of hops among a's peers. */
+static uint32_t alltoall_partner(const hostmap *hm, nsim_topo *t, uint32_t a)
+{
+    uint32_t count[16] = {0}, hops_of_best = 0, nic = UINT32_MAX;
+    for (uint32_t i = 0; i < hm->ndev && nic == UINT32_MAX; i++)
+        if (nsim_topo_device(t, hm->devs[(size_t)a * hm->ndev + i])->type ==
+            NSIM_DEV_NIC)
+            nic = i;
+    uint32_t from = nic == UINT32_MAX ? 0 : hm->devs[(size_t)a * hm->ndev + nic];
+    for (uint32_t h = 0; nic != UINT32_MAX && h < hm->nhosts; h++) {
+        const nsim_route *r;
+        if (h != a &&
+            nsim_topo_route(t, from, hm->devs[(size_t)h * hm->ndev + nic], &r,
+                            NULL) == NSIM_OK &&
+            r->hops < 16 && ++count[r->hops] > count[hops_of_best])
+            hops_of_best = r->hops;
+    }
+    for (uint32_t k = 1; nic != UINT32_MAX && k < hm->nhosts; k++) {
+        uint32_t h = (a + k) % hm->nhosts;
+        const nsim_route *r;
+        if (nsim_topo_route(t, from, hm->devs[(size_t)h * hm->ndev + nic], &r,
+                            NULL) == NSIM_OK &&
+            r->hops == hops_of_best)
+            return h;
+    }
+    return (a + 1) % hm->nhosts;
+}
+
+int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
+                           nsim_fold_info *info, nsim_err *err)
+{
+    memset(info, 0, sizeof *info);
+    info->hosts = info->played = nsim_topo_nhosts(t);
+    if (req->coll != NSIM_COLL_ALLTOALL || !req->compact_ops)
+        return NSIM_OK;
+    hostmap hm = {0};
+    int rc = alltoall_hosts(t, nsim_topo_nranks(t), &hm, info);
+    if (rc == 1) {
+        req->fold_senders = 1;
+        req->fold_host[0] = 0;
+        req->fold_host[1] = alltoall_partner(&hm, t, 0);
+    }
+    free(hm.devs);
+    free(hm.local);
+    if (rc == NSIM_ENOMEM)
+        return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory (fold)");
+    return NSIM_OK;
+}
+
+static int fold_alltoall(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
+                         hostmap *hm)
+{
+    int rc = hostmap_build(t, p->nranks, hm, fi);
+    if (rc != 1)
+        return rc;
+    uint32_t a = p->req.fold_host[0], b = p->req.fold_host[1];
+    uint32_t g = hm->per_host;
+    /* twins on b (of a's peers) and on a (of b's) */
+    fold fb = {t, hm, 1, g, b}, fa = {t, hm, 1, g, a};
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < p->nconns; i++) {
+            nsim_plan_conn *c = &p->conns[i];
+            if (c->transport != NSIM_TRANSPORT_NET)
+                continue;
+            const fold *f = (uint32_t)nsim_topo_device(t, c->send_nic)->host ==
+                                    a
+                                ? &fb
+                                : &fa;
+            uint32_t host = f->base, nic = twin(f, c->recv_nic);
+            if (pass == 1) { /* rewrite */
+                c->to = host * g + c->to % g;
+                c->recv_nic = nic;
+                p->lanes[c->recv_lane].rank = c->to;
+                continue;
+            }
+            const nsim_route *whole, *played;
+            fi->net_conns++;
+            if (nsim_topo_route(t, c->send_nic, c->recv_nic, &whole, NULL) !=
+                    NSIM_OK ||
+                nsim_topo_route(t, c->send_nic, nic, &played, NULL) !=
+                    NSIM_OK)
+                return refuse(fi, "a NET connection has no route");
+            if (whole->bw != played->bw)
+                return refuse(fi, "the route %s -> %s is %s than the "
+                                  "played one (AllToAll crosses every "
+                                  "route)",
+                              whole->bw < played->bw ? "narrower" : "wider",
+                              nsim_topo_device(t, c->send_nic)->name,
+                              nsim_topo_device(t, c->recv_nic)->name);
+            if (whole->hops != played->hops ||
+                whole->lat_ps != played->lat_ps) {
+                fi->net_unlike++;
+                nsim_time d = played->lat_ps > whole->lat_ps
+                                  ? played->lat_ps - whole->lat_ps
+                                  : whole->lat_ps - played->lat_ps;
+                fi->lat_diff_ps = d > fi->lat_diff_ps ? d : fi->lat_diff_ps;
+            }
+        }
+    fi->played = 2;
+    fi->first_played = a;
+    fi->receiving = b;
+    return 1;
+}
+
 static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
                     hostmap *hm)
 {
@@ -434,13 +574,13 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         (p->req.coll != NSIM_COLL_ALLREDUCE &&
          p->req.coll != NSIM_COLL_ALLGATHER &&
          p->req.coll != NSIM_COLL_REDUCESCATTER))
-        return refuse(fi, "only ring AllReduce, AllGather and ReduceScatter "
-                          "fold");
+        return refuse(fi, "only ring AllReduce, AllGather and ReduceScatter, "
+                          "and AllToAll, fold");
     if (nsim_topo_nnodes(t) != nh)
         return refuse(fi, "NVLink domains span hosts");
     if (nh < 4)
         return refuse(fi, "fewer than 4 hosts");
-    int rc = hostmap_build(t, p, hm, fi);
+    int rc = hostmap_build(t, p->nranks, hm, fi);
     if (rc != 1)
         return rc;
     if (!ring_shaped(p, fi))
@@ -481,7 +621,8 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
     memset(info, 0, sizeof *info);
     info->hosts = info->played = nsim_topo_nhosts(t);
     hostmap hm = {0};
-    int rc = try_fold(t, p, info, &hm);
+    int rc = p->req.fold_senders ? fold_alltoall(t, p, info, &hm)
+                                 : try_fold(t, p, info, &hm);
     free(hm.devs);
     free(hm.local);
     if (rc == NSIM_ENOMEM)

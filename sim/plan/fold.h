@@ -50,7 +50,9 @@ int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */
     uint32_t played;    /* hosts played: < hosts when folded */
-    uint32_t first_played; /* the first of them (then first + 1, ...) */
+    uint32_t first_played; /* the first of them (then first + 1, ...);
+                            * AllToAll: one of the two */
+    uint32_t receiving;  /* AllToAll: the other */
     uint32_t net_conns; /* NET connections of the whole plan */
     uint32_t net_unlike; /* of those, with a faster route than their
                           * twin's as played (the played ring has the
@@ -61,10 +63,19 @@ typedef struct nsim_fold_info {
     char why_not[160];  /* not folded: why; empty when folded */
 } nsim_fold_info;
 
+/* Before planning: an AllToAll on alike hosts (see fold.c) plans two
+ * hosts' sends alone (req->fold_senders, fold_host); info says why not.
+ * Other collectives are left as they are. Fails only when out of
+ * memory. */
+NSIM_NODISCARD int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
+                                          nsim_fold_info *info,
+                                          nsim_err *err);
+
 /* Folds p in place when it repeats (see above); otherwise leaves it as
  * it is and says why in info->why_not. Only a compact plan
- * (req.compact_ops) folds: its twins share their op arrays. Fails only
- * when out of memory (p is then unchanged). */
+ * (req.compact_ops) folds: its twins share their op arrays. An AllToAll
+ * planned for one host's senders (nsim_plan_fold_prepare) gets its
+ * receiving host. Fails only when out of memory (p is then unchanged). */
 NSIM_NODISCARD int nsim_plan_fold(nsim_topo *t, nsim_plan *p,
                                   nsim_fold_info *info, nsim_err *err);
 

@@ -412,28 +412,44 @@ static int graph_nics(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
     return NSIM_OK;
 }
 
+/* Devices a and b are in different NCCL nodes (hosts not joined by one
+ * NVLink domain): only the network joins them, so their path is NET
+ * without searching the fabric (a search that, for every pair of ranks
+ * of a large cluster, costs time and route-cache memory). */
+static int other_nodes(nsim_topo *t, uint32_t a, uint32_t b)
+{
+    int32_t ha = nsim_topo_device(t, a)->host;
+    int32_t hb = nsim_topo_device(t, b)->host;
+    return ha >= 0 && hb >= 0 && ha != hb &&
+           nsim_topo_host_node(t, ha) != nsim_topo_host_node(t, hb);
+}
+
 int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
                      uint32_t from, uint32_t to, nsim_plan_conn *conn,
                      nsim_err *err)
 {
     uint32_t a = nsim_topo_rank_device(t, from), b = nsim_topo_rank_device(t, to);
-    const nsim_route *r;
-    if (nsim_topo_route(t, a, b, &r, err) != NSIM_OK)
-        return NSIM_ERR(err, NSIM_ECONFIG,
-                        "cannot form a ring on channel %u: no path from "
-                        "rank %u (%s) to rank %u (%s)",
-                        c, from, nsim_topo_device(t, a)->name, to,
-                        nsim_topo_device(t, b)->name);
-    *conn = (nsim_plan_conn){c, from, to, NSIM_TRANSPORT_P2P, r->type,
+    nsim_path_type type = NSIM_PATH_NET;
+    if (!other_nodes(t, a, b)) {
+        const nsim_route *r;
+        if (nsim_topo_route(t, a, b, &r, err) != NSIM_OK)
+            return NSIM_ERR(err, NSIM_ECONFIG,
+                            "cannot form a ring on channel %u: no path from "
+                            "rank %u (%s) to rank %u (%s)",
+                            c, from, nsim_topo_device(t, a)->name, to,
+                            nsim_topo_device(t, b)->name);
+        type = r->type;
+    }
+    *conn = (nsim_plan_conn){c, from, to, NSIM_TRANSPORT_P2P, type,
                              UINT32_MAX, UINT32_MAX, 0};
     /* one NVLink domain across hosts (MNNVL, nccl 6.1: P2P/MNNVL): the
      * GPUs store into each other */
-    if (r->type <= NSIM_PATH_NVB)
+    if (type <= NSIM_PATH_NVB)
         return NSIM_OK;
     /* same host: P2P up to NCCL's default P2P level PXB, when both GPUs
      * support it; otherwise SHM through host memory (nccl 6.1, 6.2) */
     if (nsim_topo_device(t, a)->host == nsim_topo_device(t, b)->host) {
-        if (r->type > NSIM_PATH_PXB || nsim_topo_device(t, a)->no_p2p ||
+        if (type > NSIM_PATH_PXB || nsim_topo_device(t, a)->no_p2p ||
             nsim_topo_device(t, b)->no_p2p)
             conn->transport = NSIM_TRANSPORT_SHM;
         return NSIM_OK;
@@ -708,6 +724,14 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "a ring needs at least 2 GPUs, the topology has %u",
                         nsim_topo_nranks(t));
+    if (req->fold_senders &&
+        (req->coll != NSIM_COLL_ALLTOALL ||
+         req->fold_host[0] >= nsim_topo_nhosts(t) ||
+         req->fold_host[1] >= nsim_topo_nhosts(t)))
+        return NSIM_ERR(err, NSIM_EINVAL, "senders of hosts %u and %u: "
+                        "expected an AllToAll and hosts 0..%u",
+                        req->fold_host[0], req->fold_host[1],
+                        nsim_topo_nhosts(t) - 1);
     if (req->root >= nsim_topo_nranks(t))
         return NSIM_ERR(err, NSIM_EINVAL, "root %u: expected a rank 0..%u",
                         req->root, nsim_topo_nranks(t) - 1);
@@ -1014,15 +1038,16 @@ static uint32_t peer_channels(nsim_topo *t, const nsim_plan_req *req,
                               uint32_t a, uint32_t b)
 {
     uint32_t da = nsim_topo_rank_device(t, a), db = nsim_topo_rank_device(t, b);
-    const nsim_route *r;
-    if (nsim_topo_route(t, da, db, &r, NULL) != NSIM_OK)
+    const nsim_route *r = NULL;
+    if (!other_nodes(t, da, db) &&
+        nsim_topo_route(t, da, db, &r, NULL) != NSIM_OK)
         return 1;
-    if (r->type == NSIM_PATH_NVL || r->type == NSIM_PATH_NVB) {
+    if (r != NULL && (r->type == NSIM_PATH_NVL || r->type == NSIM_PATH_NVB)) {
         /* pathBw / perLinkNvlBw: the NVLinks of the GPU's first hop */
         uint32_t links = nsim_topo_link(t, r->links[0])->count;
         return 2 * (links > 1 ? links : 1);
     }
-    if (r->type != NSIM_PATH_NET)
+    if (r != NULL && r->type != NSIM_PATH_NET)
         return 2;
     if (req->net_peer_channels)
         return req->net_peer_channels;
@@ -1044,6 +1069,15 @@ typedef struct p2p_cut {
     uint64_t peer_bytes, part_bytes, chunk;
 } p2p_cut;
 
+/* Whether rank r's sends are planned (all, or two hosts' for a fold;
+ * the hosts are alike then, so their pairs give every cut). */
+static int plans_sender(nsim_topo *t, const nsim_plan *p, uint32_t r)
+{
+    int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, r))->host;
+    return !p->req.fold_senders || (uint32_t)h == p->req.fold_host[0] ||
+           (uint32_t)h == p->req.fold_host[1];
+}
+
 static void p2p_plan_cut(nsim_topo *t, nsim_plan *p, p2p_cut *k)
 {
     uint32_t n = p->nranks, a2a = p->req.coll == NSIM_COLL_ALLTOALL;
@@ -1052,7 +1086,7 @@ static void p2p_plan_cut(nsim_topo *t, nsim_plan *p, p2p_cut *k)
     for (k->nbits = 0; (1u << k->nbits) < k->nch; k->nbits++)
         ;
     for (uint32_t r = 0; r < n; r++)
-        for (uint32_t q = 0; q < n; q++)
+        for (uint32_t q = 0; q < n && plans_sender(t, p, r); q++)
             if (q != r && (a2a || q == (r + 1) % n)) {
                 uint32_t c = peer_channels(t, &p->req, r, q);
                 per = c < per ? c : per;
@@ -1092,12 +1126,14 @@ static void p2p_pxn_nic(nsim_topo *t, nsim_plan_conn *c)
 {
     uint32_t a = nsim_topo_rank_device(t, c->from);
     uint32_t b = nsim_topo_rank_device(t, c->to);
-    uint32_t want = local_index(t, b), nic;
-    int32_t host = nsim_topo_device(t, a)->host;
+    uint32_t want = local_index(t, b), nic, nd;
+    const uint32_t *hd =
+        nsim_topo_host_devices(t, nsim_topo_device(t, a)->host, &nd);
     const nsim_route *r;
-    for (uint32_t k = 0; k < nsim_topo_nranks(t); k++) {
-        uint32_t g = nsim_topo_rank_device(t, k);
-        if (nsim_topo_device(t, g)->host != host || local_index(t, g) != want)
+    for (uint32_t k = 0; k < nd; k++) {
+        uint32_t g = hd[k];
+        if (nsim_topo_device(t, g)->type != NSIM_DEV_GPU ||
+            local_index(t, g) != want)
             continue;
         if (g == a || nearest_nic(t, g, &nic, NULL) != NSIM_OK ||
             !nsim_topo_device(t, nic)->gdr ||
@@ -1224,9 +1260,12 @@ static int build_p2p(nsim_topo *t, nsim_plan *p, nsim_err *err)
     }
     p->step_bytes = p->slice_bytes = p->chunk_bytes = k.chunk;
     p->parts_per_peer = k.parts;
-    uint32_t rounds = a2a ? n : 1, maxl = n * rounds * k.parts * 2;
-    p->conns = calloc(maxl, sizeof *p->conns);
-    p->lanes = calloc(maxl, sizeof *p->lanes);
+    uint32_t senders = 0;
+    for (uint32_t src = 0; src < n; src++)
+        senders += plans_sender(t, p, src);
+    uint32_t rounds = a2a ? n : 1, maxl = senders * rounds * k.parts * 2;
+    p->conns = calloc(maxl ? maxl : 1, sizeof *p->conns);
+    p->lanes = calloc(maxl ? maxl : 1, sizeof *p->lanes);
     p->ring = calloc((size_t)k.nch * n, sizeof *p->ring);
     p->chan_offset = calloc(k.nch, sizeof *p->chan_offset);
     p->chan_bytes = calloc(k.nch, sizeof *p->chan_bytes);
@@ -1236,7 +1275,8 @@ static int build_p2p(nsim_topo *t, nsim_plan *p, nsim_err *err)
         for (uint32_t i = 0; i < n; i++)
             p->ring[c * n + i] = i;
     for (uint32_t src = 0; src < n; src++)
-        for (uint32_t r = a2a ? 0 : 1; r < (a2a ? n : 2); r++)
+        for (uint32_t r = a2a ? 0 : 1; r < (a2a ? n : 2) &&
+                                       plans_sender(t, p, src); r++)
             NSIM_TRY(p2p_pair(t, p, &k, src, r, err));
     return NSIM_OK;
 }

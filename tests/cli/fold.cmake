@@ -1,0 +1,40 @@
+# --fold / "fold" (README "Folding"): a flow ring on identical hosts is
+# played by two of them and says so (header, --timing, --json); off plays
+# every host, with the same table; bad values are usage or input errors
+# naming the option or field.
+set(D ${NSIM_TESTS}/data)
+set(ROW "\n +4194304 +1048576 +float +sum +-1 +298\\.13 ")
+nsim_expect(cli.fold.auto 0
+            CMD ${NCCLSIM} run ${D}/fold-4node.json --timing
+            OUT "# folded: 2 of 4 hosts played [^\n]*\n#\n.*${ROW}"
+            ERR "# timing: 4194304 B: [^\n]*fidelity flow, folded: 2 of 4 hosts played from host 0\n")
+nsim_expect(cli.fold.off 0
+            CMD ${NCCLSIM} run ${D}/fold-4node.json --fold off --timing
+            OUT "${ROW}" NOT_OUT "folded"
+            ERR "# timing: 4194304 B: [^\n]*fidelity flow\n")
+nsim_expect(cli.fold.packet_auto 0
+            CMD ${NCCLSIM} run ${D}/fold-4node.json --fidelity packet -e 4M
+            NOT_OUT "folded")
+nsim_expect(cli.fold.packet_on 0
+            CMD ${NCCLSIM} run ${D}/fold-4node.json --fidelity packet -e 4M
+            --fold on OUT "# folded: 2 of 4 hosts played")
+nsim_expect(cli.fold.tree_why 0
+            CMD ${NCCLSIM} run ${D}/fold-4node.json --algo Tree -e 4M --timing
+            NOT_OUT "folded"
+            ERR "not folded: only ring AllReduce, AllGather and ReduceScatter, and AllToAll, fold")
+nsim_expect(cli.fold.json 0
+            CMD ${NCCLSIM} run ${D}/fold-4node.json --quiet --json fold.json
+            -e 4M)
+add_test(NAME cli.fold.json_rows
+         COMMAND ${CMAKE_COMMAND} -DFILE=fold.json
+                 "-DRE=\"hosts_played\":[ \t]*2"
+                 -P ${NSIM_TESTS}/file_matches.cmake)
+set_tests_properties(cli.fold.json PROPERTIES FIXTURES_SETUP fold_json)
+set_tests_properties(cli.fold.json_rows PROPERTIES FIXTURES_REQUIRED fold_json)
+nsim_expect(cli.fold.bad_option 2
+            CMD ${NCCLSIM} run ${D}/fold-4node.json --fold yes
+            ERR "--fold: expected auto, on or off, got 'yes'")
+nsim_expect(cli.fold.bad_key 1
+            CMD ${NCCLSIM} run ${D}/fold-bad-mode.json --json fold_bad.json
+            ERR "fold-bad-mode.json: fold: expected auto, on or off, got \"maybe\""
+            NO_FILE fold_bad.json)

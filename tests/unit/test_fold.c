@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_fold.c - symmetry folding (plan/fold.h): a ring on identical hosts
+ * played by two of them gives the whole ring's time (exactly where every
+ * hop has the same route), the folded plan is well formed, the played
+ * hosts take the slowest route where routes differ, and what may not
+ * fold does not (with the reason).
+ */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nsim_test.h"
+
+#include "sim/exec/run.h"
+#include "sim/plan/fold.h"
+#include "sim/topo/cluster.h"
+
+static nsim_topo *cluster(uint32_t nodes, uint32_t radix)
+{
+    nsim_topo *t = NULL;
+    nsim_err err;
+    nsim_fabric_cfg cfg = {NSIM_FABRIC_RAIL_FAT_TREE, radix, 1, 0, 0, 0};
+    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", nodes, &cfg, &t, &err));
+    return t;
+}
+
+static nsim_plan_req ring_req(nsim_coll coll, uint64_t bytes)
+{
+    nsim_plan_req r = {0};
+    r.coll = coll;
+    r.algo = NSIM_ALGO_RING;
+    r.proto = NSIM_PROTO_SIMPLE;
+    r.bytes = bytes;
+    r.type_size = 4;
+    r.qps_per_conn = 1;
+    r.buffsize = 4u << 20;
+    r.compact_ops = 1;
+    return r;
+}
+
+static nsim_plan *plan(nsim_topo *t, const nsim_plan_req *r)
+{
+    nsim_plan *p = NULL;
+    nsim_err err;
+    NSIM_ASSERT_OK(nsim_plan_build(t, r, &p, &err));
+    return p;
+}
+
+static nsim_time run(nsim_topo *t, const nsim_plan *p, nsim_fidelity fid)
+{
+    nsim_params prm;
+    nsim_exec_result res = {0};
+    nsim_err err;
+    nsim_params_defaults(&prm);
+    nsim_exec_opts o = {1, 0, NULL};
+    o.fidelity = fid;
+    NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
+    nsim_time ps = res.time_ps;
+    nsim_exec_result_free(&res);
+    return ps;
+}
+
+/* The folded plan is a ring over the played ranks: every lane sends on
+ * its own connection and receives on exactly one, from a played rank,
+ * and the NICs of every connection are on the played hosts. */
+static void check_folded_shape(nsim_topo *t, const nsim_plan *p,
+                               const nsim_fold_info *fi, uint32_t per_host)
+{
+    uint32_t gm = fi->played * per_host, first = fi->first_played * per_host;
+    CU_ASSERT_EQUAL(p->nlanes, p->nchannels * gm);
+    CU_ASSERT_EQUAL(p->nconns, p->nlanes);
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        const nsim_plan_lane *l = &p->lanes[i];
+        CU_ASSERT_FATAL(l->send_conn < p->nconns && l->recv_conn < p->nconns);
+        const nsim_plan_conn *s = &p->conns[l->send_conn];
+        const nsim_plan_conn *r = &p->conns[l->recv_conn];
+        CU_ASSERT_EQUAL(s->send_lane, i);
+        CU_ASSERT_EQUAL(r->recv_lane, i);
+        CU_ASSERT_EQUAL(s->from, l->rank);
+        CU_ASSERT_EQUAL(r->to, l->rank);
+        CU_ASSERT((l->rank + p->nranks - first) % p->nranks < gm);
+        CU_ASSERT(l->ops != NULL && l->nops > 0);
+        if (s->transport == NSIM_TRANSPORT_NET) {
+            uint32_t h = (uint32_t)nsim_topo_device(t, s->recv_nic)->host;
+            CU_ASSERT((h + fi->hosts - fi->first_played) % fi->hosts <
+                      fi->played);
+        }
+    }
+}
+
+/* Eight hosts under one leaf per rail: every hop has the same route, so
+ * two played hosts give the whole ring's time to the picosecond, in flow
+ * and in packet fidelity, for AllReduce, AllGather and ReduceScatter. */
+static void test_fold_exact_on_one_leaf(void)
+{
+    nsim_topo *t = cluster(8, 0);
+    const nsim_coll colls[] = {NSIM_COLL_ALLREDUCE, NSIM_COLL_ALLGATHER,
+                               NSIM_COLL_REDUCESCATTER};
+    nsim_err err;
+    for (size_t c = 0; c < 3; c++) {
+        nsim_plan_req r = ring_req(colls[c], 64u << 20);
+        nsim_plan *whole = plan(t, &r), *folded = plan(t, &r);
+        nsim_fold_info fi;
+        NSIM_ASSERT_OK(nsim_plan_fold(t, folded, &fi, &err));
+        CU_ASSERT_STRING_EQUAL(fi.why_not, "");
+        CU_ASSERT_EQUAL(fi.hosts, 8);
+        CU_ASSERT_EQUAL(fi.played, 2);
+        CU_ASSERT_EQUAL(fi.net_unlike, 0);
+        CU_ASSERT_EQUAL(fi.net_conns, whole->nchannels * 8);
+        check_folded_shape(t, folded, &fi, 8);
+        CU_ASSERT_EQUAL(run(t, folded, NSIM_FIDELITY_FLOW),
+                        run(t, whole, NSIM_FIDELITY_FLOW));
+        if (c == 0) { /* packet: a smaller size, same answer */
+            nsim_plan_destroy(whole);
+            nsim_plan_destroy(folded);
+            r.bytes = 4u << 20;
+            whole = plan(t, &r);
+            folded = plan(t, &r);
+            NSIM_ASSERT_OK(nsim_plan_fold(t, folded, &fi, &err));
+            CU_ASSERT_EQUAL(fi.played, 2);
+            CU_ASSERT_EQUAL(run(t, folded, NSIM_FIDELITY_PACKET),
+                            run(t, whole, NSIM_FIDELITY_PACKET));
+        }
+        nsim_plan_destroy(whole);
+        nsim_plan_destroy(folded);
+    }
+    nsim_topo_destroy(t);
+}
+
+/* A size that does not divide over the ranks: the last positions get a
+ * few elements less, twins' ops differ by a little; the fold keeps the
+ * played lanes' own ops (the dropped ones' arrays are freed or handed
+ * over: ASan and valgrind check) and says how much they differ. */
+static void test_fold_uneven_size(void)
+{
+    nsim_topo *t = cluster(8, 0);
+    nsim_err err;
+    nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, (256u << 20) + 64);
+    nsim_plan *whole = plan(t, &r), *folded = plan(t, &r);
+    nsim_fold_info fi;
+    NSIM_ASSERT_OK(nsim_plan_fold(t, folded, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, 2);
+    CU_ASSERT(fi.bytes_diff > 0 && fi.bytes_diff <= NSIM_FOLD_BYTES_TOL);
+    check_folded_shape(t, folded, &fi, 8);
+    double a = (double)run(t, folded, NSIM_FIDELITY_FLOW);
+    double b = (double)run(t, whole, NSIM_FIDELITY_FLOW);
+    CU_ASSERT(a > 0.995 * b && a < 1.005 * b);
+    nsim_plan_destroy(whole);
+    nsim_plan_destroy(folded);
+    nsim_topo_destroy(t);
+}
+
+/* Sixteen hosts, two leaves per rail (radix 16: eight hosts under
+ * each): the ring's hops from host 7 to 8 and from 15 to 0 cross the
+ * spine. The played hosts start at host 7, so the played ring has that
+ * slowest route; the other hops are counted as faster. */
+static void test_fold_plays_the_slowest_route(void)
+{
+    nsim_topo *t = cluster(16, 16);
+    nsim_err err;
+    nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, 64u << 20);
+    nsim_plan *whole = plan(t, &r), *folded = plan(t, &r);
+    nsim_fold_info fi;
+    NSIM_ASSERT_OK(nsim_plan_fold(t, folded, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, 2);
+    CU_ASSERT_EQUAL(fi.first_played, 7);
+    CU_ASSERT_EQUAL(fi.net_unlike, fi.net_conns - 2 * whole->nchannels);
+    /* two more cables (60 ns) and switches (the spine and the other
+     * leaf, 200 ns each) */
+    CU_ASSERT_EQUAL(fi.lat_diff_ps, 2 * 60000 + 2 * 200000);
+    check_folded_shape(t, folded, &fi, 8);
+    double a = (double)run(t, folded, NSIM_FIDELITY_FLOW);
+    double b = (double)run(t, whole, NSIM_FIDELITY_FLOW);
+    fprintf(stderr, "\n  fold over two leaves: folded %.2f us, whole %.2f us "
+                    "(%+.2f%%)\n",
+            a / 1e6, b / 1e6, 100 * (a - b) / b);
+    CU_ASSERT(a > 0.97 * b && a < 1.03 * b);
+    nsim_plan_destroy(whole);
+    nsim_plan_destroy(folded);
+    nsim_topo_destroy(t);
+}
+
+static void expect_refused(nsim_topo *t, const nsim_plan_req *r,
+                           const char *why)
+{
+    nsim_err err;
+    nsim_fold_info fi;
+    nsim_plan *p = plan(t, r);
+    uint32_t nlanes = p->nlanes;
+    NSIM_ASSERT_OK(nsim_plan_fold(t, p, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, fi.hosts);
+    CU_ASSERT_EQUAL(p->nlanes, nlanes); /* untouched */
+    if (strstr(fi.why_not, why) == NULL)
+        fprintf(stderr, "\n  expected \"%s\" in \"%s\"\n", why, fi.why_not);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, why));
+    nsim_plan_destroy(p);
+}
+
+/* What does not fold, and why: trees, chains (Broadcast), plans that
+ * keep their placement, too few hosts, a host unlike the others. */
+static void test_fold_refusals(void)
+{
+    nsim_topo *t = cluster(8, 0);
+    nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, 16u << 20);
+    r.algo = NSIM_ALGO_TREE;
+    expect_refused(t, &r, "only ring");
+    r = ring_req(NSIM_COLL_BROADCAST, 16u << 20);
+    expect_refused(t, &r, "only ring");
+    r = ring_req(NSIM_COLL_ALLREDUCE, 16u << 20);
+    r.compact_ops = 0;
+    expect_refused(t, &r, "placement");
+
+    /* host 5's first NIC at half the speed */
+    nsim_err err;
+    char *js = NULL;
+    NSIM_ASSERT_OK(nsim_topo_to_json(t, &js, &err));
+    char *nic = strstr(js, "\"h5.nic0\"");
+    CU_ASSERT_FATAL(nic != NULL);
+    char *speed = strstr(nic, "\"50 GB/s\"");
+    CU_ASSERT_FATAL(speed != NULL);
+    memcpy(speed + 1, "25", 2);
+    nsim_topo *odd = NULL;
+    NSIM_ASSERT_OK(nsim_topo_parse(js, strlen(js), "odd", &odd, &err));
+    free(js);
+    r = ring_req(NSIM_COLL_ALLREDUCE, 16u << 20);
+    expect_refused(odd, &r, "host 5 differs from host 1");
+    nsim_topo_destroy(odd);
+    nsim_topo_destroy(t);
+
+    t = cluster(2, 0);
+    expect_refused(t, &r, "fewer than 4 hosts");
+    nsim_topo_destroy(t);
+}
+
+/* When a run may fold: auto in flow only, on in packet too, off never,
+ * and never with a fault plan (faults strike one host, not its twins). */
+static void test_fold_run_policy(void)
+{
+    nsim_scenario s;
+    memset(&s, 0, sizeof s);
+    CU_ASSERT_EQUAL(s.fold, NSIM_FOLD_AUTO); /* the default */
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_PACKET));
+    s.fold = NSIM_FOLD_ON;
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_PACKET));
+    s.nfaults = 1;
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    s.nfaults = 0;
+    s.fold = NSIM_FOLD_OFF;
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    nsim_fold_mode m;
+    CU_ASSERT(nsim_fold_mode_parse("on", &m) == NSIM_OK && m == NSIM_FOLD_ON);
+    CU_ASSERT(nsim_fold_mode_parse("off", &m) == NSIM_OK &&
+              m == NSIM_FOLD_OFF);
+    CU_ASSERT(nsim_fold_mode_parse("Auto", &m) == NSIM_EINVAL);
+    CU_ASSERT_STRING_EQUAL(nsim_fold_mode_name(NSIM_FOLD_AUTO), "auto");
+}
+
+/* ---- AllToAll -------------------------------------------------------- */
+
+/* t as a topology file and a flow AllToAll scenario on it; the
+ * scenario is loaded and the files removed. */
+static nsim_scenario *alltoall_scenario(nsim_topo *t, const char *name)
+{
+    nsim_err err;
+    char topo[256], path[256];
+    snprintf(topo, sizeof topo, "/tmp/nsim_fold_%s_%d.topo.json", name,
+             (int)getpid());
+    snprintf(path, sizeof path, "/tmp/nsim_fold_%s_%d.json", name,
+             (int)getpid());
+    NSIM_ASSERT_OK(nsim_topo_save(t, topo, &err));
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fprintf(f, "{\"format\": \"ncclsim-scenario\", \"version\": 1, "
+               "\"name\": \"%s\", \"topology\": \"%s\", \"collective\": "
+               "\"alltoall_perf\", \"datatype\": \"float\", \"min_bytes\": "
+               "\"1M\", \"max_bytes\": \"1M\", \"fidelity\": \"flow\"}\n",
+            name, topo);
+    fclose(f);
+    nsim_scenario *s = NULL;
+    NSIM_ASSERT_OK(nsim_scenario_load(path, &s, &err));
+    remove(path);
+    remove(topo);
+    return s;
+}
+
+static nsim_run_row run_size(nsim_scenario *s, uint64_t size,
+                             nsim_fold_mode mode)
+{
+    nsim_run_opts o = {0, 0, 0};
+    nsim_run_row row;
+    nsim_err err;
+    s->fold = mode;
+    NSIM_ASSERT_OK(nsim_run_size(s, &o, nsim_run_test_bytes(s, size), &row,
+                                 NULL, NULL, &err));
+    return row;
+}
+
+/* Eight hosts, 32 MiB: two played ones, each sending what a host sends to the
+ * other, give the whole AllToAll's time within 1 %. */
+static void test_fold_alltoall(void)
+{
+    nsim_topo *t = cluster(8, 0);
+    nsim_scenario *s = alltoall_scenario(t, "a2a");
+    nsim_run_row folded = run_size(s, 32u << 20, NSIM_FOLD_AUTO);
+    nsim_run_row whole = run_size(s, 32u << 20, NSIM_FOLD_OFF);
+    CU_ASSERT_EQUAL(folded.hosts, 8);
+    CU_ASSERT_EQUAL(folded.hosts_played, 2);
+    CU_ASSERT_EQUAL(folded.fold_receiving, 2); /* host 1 */
+    CU_ASSERT_EQUAL(whole.hosts_played, 8);
+    CU_ASSERT(folded.events < whole.events / 3);
+    fprintf(stderr, "\n  AllToAll 32 MiB, 8 hosts: folded %.2f us, whole "
+                    "%.2f us\n",
+            folded.time_us, whole.time_us);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) < 0.01 * whole.time_us);
+    nsim_scenario_destroy(s);
+    nsim_topo_destroy(t);
+}
+
+/* Refused AllToAll folds: RoCE (ECMP collisions depend on every host's
+ * flows) before planning; a fabric whose routes differ in bandwidth
+ * (rail 0's second leaf reaches the spines at half the speed) after
+ * planning two hosts' sends, which are then planned again for every
+ * host: the row is the whole AllToAll's. */
+static void test_fold_alltoall_refusals(void)
+{
+    nsim_err err;
+    nsim_topo *t = NULL;
+    nsim_fabric_cfg roce = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 1, 0, 0};
+    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", 4, &roce, &t, &err));
+    nsim_plan_req r = ring_req(NSIM_COLL_ALLTOALL, 1u << 20);
+    nsim_fold_info fi;
+    NSIM_ASSERT_OK(nsim_plan_fold_prepare(t, &r, &fi, &err));
+    CU_ASSERT_EQUAL(r.fold_senders, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "RoCE"));
+    nsim_topo_destroy(t);
+
+    t = cluster(12, 16); /* two leaves per rail: 8 and 4 hosts */
+    char *js = NULL, *at;
+    NSIM_ASSERT_OK(nsim_topo_to_json(t, &js, &err));
+    nsim_topo_destroy(t);
+    int slowed = 0;
+    for (at = strstr(js, "\"leaf.r0.1\""); at != NULL;
+         at = strstr(at + 1, "\"leaf.r0.1\"")) {
+        char *end = strchr(at, '}'), *spine = strstr(at, "\"spine.");
+        char *bw = strstr(at, "\"50 GB/s\"");
+        if (spine != NULL && bw != NULL && spine < end && bw < end) {
+            memcpy(bw + 1, "25", 2);
+            slowed++;
+        }
+    }
+    CU_ASSERT(slowed > 0);
+    NSIM_ASSERT_OK(nsim_topo_parse(js, strlen(js), "slow-leaf", &t, &err));
+    free(js);
+    nsim_scenario *s = alltoall_scenario(t, "a2a_slow");
+    nsim_run_row folded = run_size(s, 4u << 20, NSIM_FOLD_AUTO);
+    nsim_run_row whole = run_size(s, 4u << 20, NSIM_FOLD_OFF);
+    CU_ASSERT_EQUAL(folded.hosts_played, 12);
+    CU_ASSERT_PTR_NOT_NULL(strstr(folded.fold_why_not, "than the played"));
+    CU_ASSERT_EQUAL(folded.time_us, whole.time_us);
+    CU_ASSERT_EQUAL(folded.events, whole.events);
+    nsim_scenario_destroy(s);
+    nsim_topo_destroy(t);
+}
+
+CU_TestInfo nsim_test_fold[] = {
+    {"exact on one leaf", test_fold_exact_on_one_leaf},
+    {"uneven size", test_fold_uneven_size},
+    {"plays the slowest route", test_fold_plays_the_slowest_route},
+    {"refusals", test_fold_refusals},
+    {"run policy", test_fold_run_policy},
+    {"alltoall", test_fold_alltoall},
+    {"alltoall refusals", test_fold_alltoall_refusals},
+    CU_TEST_INFO_NULL,
+};
