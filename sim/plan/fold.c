@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * fold.c - symmetry folding of ring plans (see fold.h).
+ * fold.c - symmetry folding of ring and AllToAll plans (see fold.h).
  */
 #include "fold.h"
 
@@ -292,6 +292,21 @@ static int played_route(const fold *f, const nsim_plan_conn *c,
                            out, NULL);
 }
 
+/* Counts a route of the whole plan unlike the one that plays it (other
+ * bandwidth, hops or latency) and the largest latency difference. */
+static void count_unlike(const nsim_route *whole, const nsim_route *played,
+                         nsim_fold_info *fi)
+{
+    if (whole->bw == played->bw && whole->hops == played->hops &&
+        whole->lat_ps == played->lat_ps)
+        return;
+    fi->net_unlike++;
+    nsim_time d = played->lat_ps > whole->lat_ps
+                      ? played->lat_ps - whole->lat_ps
+                      : whole->lat_ps - played->lat_ps;
+    fi->lat_diff_ps = d > fi->lat_diff_ps ? d : fi->lat_diff_ps;
+}
+
 static int slower(const nsim_route *a, const nsim_route *b)
 {
     return a->bw < b->bw || (a->bw == b->bw && a->lat_ps > b->lat_ps);
@@ -329,13 +344,7 @@ static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi)
                 NSIM_OK ||
             played_route(f, c, &played) != NSIM_OK)
             return refuse(fi, "a NET connection has no route");
-        if (slower(played, r) || played->lat_ps != r->lat_ps) {
-            fi->net_unlike++;
-            nsim_time d = played->lat_ps > r->lat_ps
-                              ? played->lat_ps - r->lat_ps
-                              : r->lat_ps - played->lat_ps;
-            fi->lat_diff_ps = d > fi->lat_diff_ps ? d : fi->lat_diff_ps;
-        }
+        count_unlike(r, played, fi);
         if (slower(r, played))
             return refuse(fi, "the route %s -> %s is slower than its twin's "
                               "as played",
@@ -548,14 +557,7 @@ static int fold_alltoall(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
                               whole->bw < played->bw ? "narrower" : "wider",
                               nsim_topo_device(t, c->send_nic)->name,
                               nsim_topo_device(t, c->recv_nic)->name);
-            if (whole->hops != played->hops ||
-                whole->lat_ps != played->lat_ps) {
-                fi->net_unlike++;
-                nsim_time d = played->lat_ps > whole->lat_ps
-                                  ? played->lat_ps - whole->lat_ps
-                                  : whole->lat_ps - played->lat_ps;
-                fi->lat_diff_ps = d > fi->lat_diff_ps ? d : fi->lat_diff_ps;
-            }
+            count_unlike(whole, played, fi);
         }
     fi->played = 2;
     fi->first_played = a;

@@ -1,26 +1,34 @@
 /* SPDX-License-Identifier: MIT
  *
- * fold.h - symmetry folding: a ring plan on identical hosts, played by the
- * ranks of a few of them.
+ * fold.h - symmetry folding: a run on identical hosts, where every host
+ * does the same work, played by two of them.
  *
- * On identical hosts a ring collective repeats from host to host: every
- * rank runs the same ops at the same moments as its twin m hosts further,
- * when the ring, its connections, their NICs and the ops repeat with a
- * period of m hosts. The run of the first m hosts alone, each receiving
- * from the host before it as in the whole ring, then takes the whole
- * ring's time. The folded plan keeps the rank count, the steps and the
- * slice sizes (the ops are still the n-rank ring's) and drops the lanes
- * and connections of every host from m on; the connection that leaves
- * host m - 1 enters host 0 instead, on the twin of its NIC. The cost
- * falls by hosts / m.
+ * Rings (AllReduce, AllGather, ReduceScatter): on identical hosts a ring
+ * repeats from host to host: every rank runs the same ops at the same
+ * moments as its twin m hosts further, when the ring, its connections,
+ * their NICs and the ops repeat with a period of m hosts. The run of m
+ * hosts alone, each receiving from the host before it as in the whole
+ * ring, then takes the whole ring's time. The folded plan keeps the rank
+ * count, the steps and the slice sizes (the ops are still the n-rank
+ * ring's) and drops the lanes and connections of the other hosts; the
+ * connection that leaves the last played host enters the first, on the
+ * twin of its NIC. The check is exact on the hosts (devices, their links
+ * and ranks match device for device) and on the plan (successors,
+ * transports, QPs, NICs and op arrays repeat). The network between
+ * hosts is not checked for symmetry: a ring runs at the pace of its
+ * slowest hop, so the played hosts start at the sender of the plan's
+ * slowest NET route; every other route is compared with its twin's as
+ * played (a narrower one refuses the fold; the others are counted).
  *
- * The check is exact on the hosts (devices, their links and ranks match
- * device for device) and on the plan (successors, transports, QPs, NICs
- * and op arrays repeat). The network between hosts is not checked for
- * symmetry: every NET connection's route is compared with its twin's
- * in the folded plan; a lower bottleneck there refuses the fold, and
- * longer routes (a hop that crosses a spine where the played hosts'
- * stays under one leaf) are counted with the latency they would add.
+ * AllToAll: every host sends and receives the same. Two played hosts
+ * each plan their own sends (nsim_plan_fold_prepare, before planning)
+ * and receive every send of the other that crosses the network, on the
+ * rank and NIC of the receiver's local index: each then sends, receives
+ * and proxies what a host does. Routes of another bandwidth than the
+ * played one refuse; RoCE (ECMP hashing) refuses.
+ *
+ * Cost: hosts / 2 times less. What no fold sees: contention between
+ * hosts' flows in the fabric beyond the played hosts' switches.
  *
  * Owns: the check and the in-place rewrite; nothing after the call.
  */
