@@ -102,6 +102,21 @@ static int nvls_ops(const nsim_plan *p, uint32_t c, uint8_t prim,
     return chunk_ops(p, c, 0, p->nvls_heads, prim, l);
 }
 
+/* In a compact plan (req.compact_ops) lanes whose ops are the same share
+ * the array of the first (*owner): every rank's NVLS scatter or gather
+ * on a channel, every host's head i up or down the tree. Returns 1 when
+ * l now shares. */
+static int share_ops(const nsim_plan *p, nsim_plan_lane *l,
+                     const nsim_plan_lane *owner)
+{
+    if (!p->req.compact_ops || owner == NULL)
+        return 0;
+    l->ops = owner->ops;
+    l->nops = owner->nops;
+    l->ops_shared = 1;
+    return 1;
+}
+
 int nsim__plan_build_nvls(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks, nc = p->nchannels;
@@ -204,6 +219,7 @@ static int nvlstree_local(nsim_plan *p, uint32_t c, const host_list *hl,
                           const int *is_root)
 {
     uint32_t m = p->nvls_heads;
+    const nsim_plan_lane *scatter = NULL, *gather = NULL; /* owners */
     for (uint32_t x = 0; x < hl->nhosts; x++)
         for (uint32_t i = 0; i < m; i++) {
             uint32_t r = hl->ranks[hl->start[x] + i], b = TLANE(c, r, 0);
@@ -227,9 +243,13 @@ static int nvlstree_local(nsim_plan *p, uint32_t c, const host_list *hl,
             p->conns[b + 3].nvls_role = NSIM_NVLS_STORE;
             p->conns[b + 3].send_lane = store_lane;
             p->lanes[store_lane].send_conn = b + 3;
-            NSIM_TRY(nvls_ops(p, c, NSIM_PRIM_SEND, &p->lanes[b]));
-            NSIM_TRY(nvls_ops(p, c, NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT,
-                              &p->lanes[b + 1]));
+            if (!share_ops(p, &p->lanes[b], scatter))
+                NSIM_TRY(nvls_ops(p, c, NSIM_PRIM_SEND, &p->lanes[b]));
+            if (!share_ops(p, &p->lanes[b + 1], gather))
+                NSIM_TRY(nvls_ops(p, c, NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT,
+                                  &p->lanes[b + 1]));
+            scatter = &p->lanes[b];
+            gather = &p->lanes[b + 1];
         }
     return NSIM_OK;
 }
@@ -271,16 +291,25 @@ static int nvlstree_net(nsim_topo *t, nsim_plan *p, uint32_t c,
 static int nvlstree_tree_ops(nsim_plan *p, uint32_t c, const host_list *hl,
                              const int *is_root)
 {
+    /* owners per head: up with and without children to reduce, down */
+    const nsim_plan_lane *own[32][3] = {{NULL}};
     for (uint32_t x = 0; x < hl->nhosts; x++)
         for (uint32_t i = 0; i < p->nvls_heads; i++) {
             uint32_t r = hl->ranks[hl->start[x] + i];
             nsim_plan_lane *lu = &p->lanes[TLANE(c, r, 2)];
-            uint8_t red = lu->nrecv_more > 0 ? NSIM_PRIM_REDUCE : 0;
-            NSIM_TRY(head_ops(p, c, i,
-                              NSIM_PRIM_RECV | NSIM_PRIM_SEND | red, lu));
-            if (!is_root[x])
+            nsim_plan_lane *ld = &p->lanes[TLANE(c, r, 3)];
+            int k = lu->nrecv_more > 0 ? 0 : 1;
+            uint8_t red = k == 0 ? NSIM_PRIM_REDUCE : 0;
+            if (!share_ops(p, lu, own[i][k]))
+                NSIM_TRY(head_ops(p, c, i,
+                                  NSIM_PRIM_RECV | NSIM_PRIM_SEND | red, lu));
+            own[i][k] = lu;
+            if (is_root[x])
+                continue;
+            if (!share_ops(p, ld, own[i][2]))
                 NSIM_TRY(head_ops(p, c, i, NSIM_PRIM_RECV | NSIM_PRIM_SEND,
-                                  &p->lanes[TLANE(c, r, 3)]));
+                                  ld));
+            own[i][2] = ld;
         }
     return NSIM_OK;
 }
