@@ -58,7 +58,16 @@ enum pkind {
  * in flight, not the depth (tens of thousands of NET connections post a
  * few WRs each). Depth limits are checked against the depth, as before. */
 #define RING_MIN 16u
-#define KEY_IDX_BITS 20u /* key = (device + 1) << 20 | (MR index + 1) */
+/* MR keys: key = tag << 20 | (MR index + 1), tag = HCA_TAG(device): 12
+ * bits that tell a key of another HCA (a protection error) from this
+ * one's, as a real HCA's key space does (keys of two HCAs 4,095 devices
+ * apart may coincide, as real keys may). QPNs are 24 bits (IB):
+ * 0x100 + HCA_TAG(device) x 0x1000 up, per HCA. Before the tag was the
+ * device id + 1 itself, and a cluster with NICs past device 4,094
+ * overflowed the key: every WR there failed with LOC_PROT_ERR. */
+#define KEY_IDX_BITS 20u
+#define HCA_TAG(dev) ((dev) % 4095u + 1u)
+#define QPN_MASK 0xFFFFFFu
 
 typedef struct wr_ent {
     nsim_send_wr wr;
@@ -269,7 +278,8 @@ int nsim_hca_create(nsim_sim *sim, nsim_fabric *fab, nsim_topo *topo,
     if (h == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "hca: out of memory");
     *h = (nsim_hca){.sim = sim, .fab = fab, .topo = topo, .p = p,
-                    .dev = nic_dev, .next_qpn = 0x100 + nic_dev * 0x1000};
+                    .dev = nic_dev,
+                    .next_qpn = 0x100 + (HCA_TAG(nic_dev) - 1) * 0x1000};
     *out = h;
     return NSIM_OK;
 }
@@ -425,7 +435,7 @@ int nsim_mr_reg(nsim_hca *h, uint32_t mem_dev, uint64_t length,
     NSIM_TRY(copy_route(h, h->dev, mem_dev, 0, &mr->from_nic,
                         &mr->nfrom, err));
     NSIM_TRY(read_delay(h, mem_dev, &mr->read_delay, err));
-    mr->key = ((h->dev + 1) << KEY_IDX_BITS) | (h->nmrs + 1);
+    mr->key = (HCA_TAG(h->dev) << KEY_IDX_BITS) | (h->nmrs + 1);
     mr->valid = 1;
     h->mrs[h->nmrs++] = mr;
     *out = mr;
@@ -447,7 +457,7 @@ static nsim_mr *mr_check(const nsim_hca *h, uint32_t key, uint64_t off,
                          uint64_t len, uint32_t access)
 {
     uint32_t idx = (key & ((1u << KEY_IDX_BITS) - 1)) - 1;
-    if ((key >> KEY_IDX_BITS) != h->dev + 1 || idx >= h->nmrs)
+    if ((key >> KEY_IDX_BITS) != HCA_TAG(h->dev) || idx >= h->nmrs)
         return NULL;
     nsim_mr *mr = h->mrs[idx];
     if (!mr->valid || (mr->access & access) != access ||
@@ -563,7 +573,10 @@ int nsim_qp_create_ex(nsim_hca *h, const nsim_qp_init_attr *a, nsim_qp **out)
     q->next_owned = h->qps;
     h->qps = q;
     q->h = h;
-    q->qpn = h->next_qpn++;
+    q->qpn = h->next_qpn;
+    h->next_qpn = (h->next_qpn + 1) & QPN_MASK;
+    if (h->next_qpn < 0x100) /* 0 and 1 are special QPs, as on hardware */
+        h->next_qpn = 0x100;
     q->scq = a->send_cq;
     q->rcq = a->recv_cq;
     q->sq_depth = a->max_send_wr;

@@ -17,6 +17,7 @@
 
 #include "models/ib/hca.h"
 #include "nsim_test.h"
+#include "sim/topo/cluster.h"
 
 #define MAXWR 256
 
@@ -891,8 +892,49 @@ static void test_params(void)
                            "RETRY_EXC_ERR");
 }
 
+/* 172 DGX H100 (4,724 devices): NICs past device 4,094 register memory
+ * and take QPs like the others. Their keys once carried the device id in
+ * 12 bits and overflowed: every WR on those hosts failed with
+ * LOC_PROT_ERR. A SendRecv over every host must now complete, with
+ * 24-bit QPNs and no QP in error. */
+static void test_keys_past_4095_devices(void)
+{
+    nsim_topo *t = NULL;
+    nsim_plan *p = NULL;
+    nsim_params prm;
+    nsim_exec_result res = {0};
+    nsim_err err;
+    nsim_fabric_cfg cfg = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 0, 0, 0};
+    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", 172, &cfg, &t, &err));
+    CU_ASSERT(nsim_topo_ndevices(t) > 4095);
+    nsim_plan_req r = {0};
+    r.coll = NSIM_COLL_SENDRECV;
+    r.proto = NSIM_PROTO_SIMPLE;
+    r.bytes = 1u << 20;
+    r.type_size = 4;
+    r.qps_per_conn = 1;
+    r.buffsize = 4u << 20;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    nsim_params_defaults(&prm);
+    nsim_exec_opts o = {1, 1, NULL};
+    o.fidelity = NSIM_FIDELITY_FLOW;
+    NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
+    uint32_t past = 0;
+    for (uint32_t i = 0; i < res.xport.nqps; i++) {
+        const nsim_qp_record *q = &res.xport.qps[i];
+        CU_ASSERT(q->qpn < (1u << 24) && q->qpn >= 0x100);
+        CU_ASSERT_STRING_EQUAL(q->state, "RTS");
+        past += q->nic > 4094;
+    }
+    CU_ASSERT(past > 0);
+    nsim_exec_result_free(&res);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_hca[] = {
     {"queues and CQs grow to their depth", test_queues_grow_to_depth},
+    {"keys and QPNs past 4,095 devices", test_keys_past_4095_devices},
     {"state machine, posts in the wrong state", test_state_machine},
     {"responder not ready -> retries -> ERR", test_responder_not_ready},
     {"opcodes and their completions", test_opcodes},
