@@ -1017,6 +1017,12 @@ static int set_scenario_key(nsim_scenario *s, const nsim_jctx *c,
         NSIM_TRY(nsim_jget_int(c, o, "", name, 1, 0,
                                nsim_topo_nranks(s->topo) - 1, &v));
         s->root = (uint32_t)v;
+    } else if (strcmp(name, "fidelity") == 0) {
+        NSIM_TRY(read_enum(c, o, name, parse_fidelity, &s->fidelity,
+                           "packet, flow or auto"));
+    } else if (strcmp(name, "fold") == 0) {
+        NSIM_TRY(read_enum(c, o, name, parse_fold, &s->fold,
+                           "auto, on or off"));
     } else if (strcmp(name, "datatype") == 0) {
         return nsim_scenario_set_dtype(s, value, c->file, c->err);
     } else if (strcmp(name, "op") == 0) {
@@ -1026,7 +1032,8 @@ static int set_scenario_key(nsim_scenario *s, const nsim_jctx *c,
                           "not a knob (expected a scenario field: nchannels, "
                           "qps_per_connection, buffsize, protocol, algorithm, "
                           "channel_mode, collective, datatype, op, root, seed, "
-                          "gpus_per_thread; an NCCL_* variable; or a model "
+                          "gpus_per_thread, fidelity, fold; an NCCL_* "
+                          "variable; or a model "
                           "parameter of `ncclsim params`)");
     }
     return NSIM_OK;

@@ -38,3 +38,11 @@ nsim_expect(cli.fold.bad_key 1
             CMD ${NCCLSIM} run ${D}/fold-bad-mode.json --json fold_bad.json
             ERR "fold-bad-mode.json: fold: expected auto, on or off, got \"maybe\""
             NO_FILE fold_bad.json)
+# a sweep over fold puts the folded row beside the whole one
+nsim_expect(cli.fold.sweep 0
+            CMD ${NCCLSIM} sweep ${D}/fold-4node.json --set fold=auto,off
+            -o - -b 4M -e 4M --quiet
+            OUT "\n0,auto,4194304,1048576,float,sum,Ring,Simple,16,298\\.135,[^\n]*\n1,off,4194304,1048576,float,sum,Ring,Simple,16,298\\.135,")
+nsim_expect(cli.fold.sweep_bad 1
+            CMD ${NCCLSIM} sweep ${D}/fold-4node.json --set fold=maybe -o -
+            ERR "--set: fold: expected auto, on or off, got \"maybe\"")
