@@ -1290,24 +1290,36 @@ static int32_t local_of(const host_shape *s, uint32_t dev)
     return -1;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The host's devices (id order) and the links between them (index
+ * order), from the host's own device list: O(the host), not O(the
+ * cluster), so that a cluster of 16,384 hosts is not quadratic. */
 static int shape_build(const nsim_topo *t, int32_t host, host_shape *s)
 {
-    uint32_t nd = nsim_topo_ndevices(t), nl = nsim_topo_nlinks(t);
+    uint32_t nd, nl = 0;
+    const uint32_t *hd = nsim_topo_host_devices(t, host, &nd);
+    for (uint32_t i = 0; i < nd; i++)
+        nl += nsim_topo_nout(t, hd[i]);
     s->host = host;
     s->ndev = s->nlink = 0;
-    s->dev = malloc(nd * sizeof *s->dev);
-    s->link = malloc(nl * sizeof *s->link);
+    s->dev = malloc((nd ? nd : 1) * sizeof *s->dev);
+    s->link = malloc((nl ? nl : 1) * sizeof *s->link);
     if (s->dev == NULL || s->link == NULL)
         return NSIM_ENOMEM;
-    for (uint32_t d = 0; d < nd; d++)
-        if (nsim_topo_device(t, d)->host == host)
-            s->dev[s->ndev++] = d;
-    for (uint32_t i = 0; i < nl; i++) {
-        const nsim_link *l = nsim_topo_link(t, i);
-        if (nsim_topo_device(t, l->src)->host == host &&
-            nsim_topo_device(t, l->dst)->host == host)
-            s->link[s->nlink++] = i;
+    for (uint32_t i = 0; i < nd; i++) {
+        const uint32_t *out = nsim_topo_out(t, hd[i]);
+        s->dev[s->ndev++] = hd[i];
+        for (uint32_t k = 0; k < nsim_topo_nout(t, hd[i]); k++)
+            if (nsim_topo_device(t, nsim_topo_link(t, out[k])->dst)->host ==
+                host)
+                s->link[s->nlink++] = out[k];
     }
+    qsort(s->link, s->nlink, sizeof *s->link, cmp_u32);
     return NSIM_OK;
 }
 
@@ -1455,13 +1467,19 @@ static int job_compute(nsim_topo *t, const nsim_search_opts *o,
     }
     int rc = NSIM_OK;
     host_shape mine = {0};
+    /* hosts already seen (host ids are -1 .. nhosts - 1) */
+    uint8_t *seen = calloc(nsim_topo_nhosts(t) + 1, 1);
+    if (seen == NULL) {
+        free(shape);
+        nsim_search_job_destroy(j);
+        return NSIM_ERR(err, NSIM_ENOMEM, "search: out of memory");
+    }
     for (uint32_t r = 0; rc == NSIM_OK && r < nr; r++) {
         int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, r))->host;
-        uint32_t x, g;
-        for (x = 0; x < j->nhosts && j->host[x] != h; x++)
-            ;
-        if (x < j->nhosts)
+        uint32_t g;
+        if (seen[h + 1])
             continue;
+        seen[h + 1] = 1;
         j->host[j->nhosts] = h;
         rc = shape_build(t, h, &mine);
         for (g = 0; rc == NSIM_OK && g < j->ngraphs &&
@@ -1481,6 +1499,7 @@ static int job_compute(nsim_topo *t, const nsim_search_opts *o,
         mine = (host_shape){0};
         j->graph_of[j->nhosts++] = g;
     }
+    free(seen);
     shapes_free(shape, j->ngraphs);
     if (rc != NSIM_OK) {
         if (rc == NSIM_ENOMEM)
