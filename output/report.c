@@ -126,8 +126,8 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
             cJSON_AddNumberToObject(o, "nccl_predicted_us", r->pred_us)) &&
            (r->fidelity == NULL || strcmp(r->fidelity, "packet") == 0 ||
             cJSON_AddStringToObject(o, "fidelity", r->fidelity)) &&
-           (r->hosts_played >= r->hosts ||
-            cJSON_AddNumberToObject(o, "hosts_played", r->hosts_played));
+           (r->fold.played >= r->fold.hosts ||
+            cJSON_AddNumberToObject(o, "hosts_played", r->fold.played));
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,

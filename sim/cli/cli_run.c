@@ -365,7 +365,7 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
 {
     if (!ro->quiet && n == 0) {
         nsim_report_meta first = *m;
-        first.hosts_played = r->hosts_played;
+        first.hosts_played = r->fold.played;
         nsim_report_header(stdout, &first);
     }
     if (!ro->quiet) {
@@ -380,23 +380,23 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 (double)r->events / r->wall_s / 1e6,
                 strcmp(r->fidelity, "packet") ? ", fidelity " : "",
                 strcmp(r->fidelity, "packet") ? r->fidelity : "");
-        if (r->hosts_played < r->hosts) {
-            if (r->fold_receiving > 0)
+        const nsim_fold_info *f = &r->fold;
+        if (f->played < f->hosts) {
+            if (f->partner != UINT32_MAX)
                 fprintf(stderr, ", folded: %u of %u hosts played (hosts %u "
                                 "and %u, each sending to the other)",
-                        r->hosts_played, r->hosts, r->fold_first_played,
-                        r->fold_receiving - 1);
+                        f->played, f->hosts, f->first_played, f->partner);
             else
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
                                 "%u",
-                        r->hosts_played, r->hosts, r->fold_first_played);
-            if (r->fold_net_unlike > 0)
+                        f->played, f->hosts, f->first_played);
+            if (f->net_unlike > 0)
                 fprintf(stderr, " (%u of %u NET connections have a faster "
                                 "route than the played, by up to %.2f us)",
-                        r->fold_net_unlike, r->fold_net_conns,
-                        r->fold_lat_diff_us);
-        } else if (r->fold_why_not[0] != '\0') {
-            fprintf(stderr, ", not folded: %s", r->fold_why_not);
+                        f->net_unlike, f->net_conns,
+                        (double)f->lat_diff_ps / 1e6);
+        } else if (f->why_not[0] != '\0') {
+            fprintf(stderr, ", not folded: %s", f->why_not);
         }
         fprintf(stderr, "\n");
     }

@@ -6,7 +6,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "sim/plan/tune.h"
@@ -40,9 +39,10 @@ static void fill_row(const nsim_scenario *s, uint64_t bytes, double t_us,
     double alg = (double)bytes / (t_us * 1e-6) / 1e9;
     double bus = alg * nsim_coll_busbw_factor(s->coll, n);
     (void)nsim_coll_test_bytes(s->coll, n, s->type_size, bytes, &count);
-    uint32_t nh = nsim_topo_nhosts(s->topo);
     *row = (nsim_run_row){bytes, count, nch, t_us, alg, bus, t_us, alg,
-                          bus, 0, 0, NULL, NULL, -1, "packet", nh, nh};
+                          bus, 0, 0, NULL, NULL, -1, "packet"};
+    row->fold.hosts = row->fold.played = nsim_topo_nhosts(s->topo);
+    row->fold.partner = UINT32_MAX;
 }
 
 /* Packets and stream pieces the packet model would move at this size:
@@ -120,15 +120,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     fill_row(s, bytes, (double)t / 1e6, plan->nchannels, row);
     row->events = res.events;
     row->fidelity = nsim_fidelity_name(eo.fidelity);
-    if (fold.played > 0 && fold.played < fold.hosts) {
-        row->hosts_played = fold.played;
-        row->fold_first_played = fold.first_played;
-        row->fold_receiving = req->fold_senders ? fold.receiving + 1 : 0;
-        row->fold_net_conns = fold.net_conns;
-        row->fold_net_unlike = fold.net_unlike;
-        row->fold_lat_diff_us = (double)fold.lat_diff_ps / 1e6;
-    }
-    memcpy(row->fold_why_not, fold.why_not, sizeof row->fold_why_not);
+    if (fold.hosts > 0) /* tried */
+        row->fold = fold;
     req->proto = plan->req.proto; /* the planner's for p2p */
     if (o->keep && kept_plan != NULL && kept_res != NULL) {
         *kept_plan = plan;

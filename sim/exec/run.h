@@ -32,14 +32,9 @@ typedef struct nsim_run_row {
     const char *algo, *proto; /* what was run (tuner's pick or forced) */
     double pred_us;           /* NCCL's predicted time, < 0: none */
     const char *fidelity;     /* "packet" or "flow": what ran */
-    /* Symmetry folding (plan/fold.h): hosts played, of hosts; played ==
-     * hosts when the run was not folded */
-    uint32_t hosts, hosts_played;
-    uint32_t fold_first_played; /* nsim_fold_info */
-    uint32_t fold_receiving;    /* AllToAll: 1 + the receiving host; 0 */
-    uint32_t fold_net_conns, fold_net_unlike;
-    double fold_lat_diff_us;
-    char fold_why_not[160]; /* tried and not folded: why; else empty */
+    /* symmetry folding (plan/fold.h): fold.played < fold.hosts when the
+     * run was folded; fold.why_not says why not when it was tried */
+    nsim_fold_info fold;
 } nsim_run_row;
 
 typedef struct nsim_run_opts {

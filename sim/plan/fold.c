@@ -28,15 +28,22 @@ int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out)
     return NSIM_EINVAL;
 }
 
-/* The devices of every host, in id order, so that device i of host h and
- * device i of host h' can be compared and mapped. */
+/* Device i of host h and device i of host h' are compared and mapped
+ * (nsim_topo_host_devices lists a host's devices in id order). */
 typedef struct hostmap {
+    nsim_topo *t;
     uint32_t nhosts, ndev; /* hosts, devices per host */
     uint32_t per_host;     /* ranks per host */
-    uint32_t *devs;        /* nhosts x ndev device ids */
     uint32_t *local;       /* per device: its index on its host, or
                             * UINT32_MAX (a fabric switch) */
 } hostmap;
+
+/* Device i of host h. */
+static uint32_t host_dev(const hostmap *hm, uint32_t h, uint32_t i)
+{
+    uint32_t n;
+    return nsim_topo_host_devices(hm->t, (int32_t)h, &n)[i];
+}
 
 /* A fold of period m hosts (gm = per_host x m ranks): host h is played
  * by the host of its class (h mod m) among base, base + 1, ...,
@@ -66,31 +73,22 @@ static int32_t dev_host(nsim_topo *t, uint32_t d)
 static int hostmap_build(nsim_topo *t, uint32_t nranks, hostmap *hm,
                          nsim_fold_info *fi)
 {
-    uint32_t nd = nsim_topo_ndevices(t), nh = nsim_topo_nhosts(t);
-    uint32_t *count = calloc(nh, sizeof *count);
+    uint32_t nd = nsim_topo_ndevices(t), nh = nsim_topo_nhosts(t), n;
+    hm->t = t;
     hm->nhosts = nh;
     hm->local = malloc((nd ? nd : 1) * sizeof *hm->local);
-    if (count == NULL || hm->local == NULL) {
-        free(count);
-        return NSIM_ENOMEM;
-    }
-    for (uint32_t d = 0; d < nd; d++) {
-        int32_t h = dev_host(t, d);
-        hm->local[d] = h < 0 ? UINT32_MAX : count[h]++;
-    }
-    hm->ndev = count[0];
-    int same = 1;
-    for (uint32_t h = 0; h < nh; h++)
-        same &= count[h] == hm->ndev;
-    free(count);
-    if (!same || hm->ndev == 0)
-        return refuse(fi, "hosts have different numbers of devices");
-    hm->devs = malloc((size_t)nh * hm->ndev * sizeof *hm->devs);
-    if (hm->devs == NULL)
+    if (hm->local == NULL)
         return NSIM_ENOMEM;
     for (uint32_t d = 0; d < nd; d++)
-        if (hm->local[d] != UINT32_MAX)
-            hm->devs[(size_t)dev_host(t, d) * hm->ndev + hm->local[d]] = d;
+        hm->local[d] = UINT32_MAX;
+    (void)nsim_topo_host_devices(t, 0, &hm->ndev);
+    for (uint32_t h = 0; h < nh; h++) {
+        const uint32_t *hd = nsim_topo_host_devices(t, (int32_t)h, &n);
+        if (n != hm->ndev || n == 0)
+            return refuse(fi, "hosts have different numbers of devices");
+        for (uint32_t i = 0; i < n; i++)
+            hm->local[hd[i]] = i;
+    }
     hm->per_host = nranks / nh;
     if (nranks % nh != 0)
         return refuse(fi, "hosts have different numbers of GPUs");
@@ -114,7 +112,7 @@ static uint32_t twin(const fold *f, uint32_t d)
     if (d == UINT32_MAX || f->hm->local[d] == UINT32_MAX)
         return d;
     uint32_t h = twin_host(f, (uint32_t)dev_host(f->t, d));
-    return f->hm->devs[(size_t)h * f->hm->ndev + f->hm->local[d]];
+    return host_dev(f->hm, h, f->hm->local[d]);
 }
 
 /* Rank r's twin on the played hosts. */
@@ -173,7 +171,7 @@ static int hosts_repeat(const fold *f, nsim_fold_info *fi)
     const hostmap *hm = f->hm;
     for (uint32_t h = f->m; h < hm->nhosts; h++)
         for (uint32_t i = 0; i < hm->ndev; i++) {
-            uint32_t d = hm->devs[(size_t)h * hm->ndev + i];
+            uint32_t d = host_dev(hm, h, i);
             uint32_t e = twin(f, d);
             if (!devices_alike(nsim_topo_device(f->t, d),
                                nsim_topo_device(f->t, e)) ||
@@ -254,7 +252,7 @@ static int plan_repeats(const fold *f, const nsim_plan *p, nsim_fold_info *fi)
         /* the played ring: each played rank has one played predecessor */
         memset(into, 0, f->gm);
         for (uint32_t q = 0; ok && q < f->gm; q++) {
-            uint32_t r = twin_rank(f, (f->base * f->hm->per_host + q) % n);
+            uint32_t r = (f->base * f->hm->per_host + q) % n; /* played */
             uint32_t to = p->conns[p->lanes[(size_t)c * n + r].send_conn].to;
             if (into[played_index(f, twin_rank(f, to))]++ != 0)
                 ok = refuse(fi, "channel %u: the ring does not close over "
@@ -458,7 +456,7 @@ static int alltoall_hosts(nsim_topo *t, uint32_t nranks, hostmap *hm,
     if (!hosts_repeat(&f, fi))
         return 0;
     for (uint32_t i = 0; i < hm->ndev; i++) {
-        const nsim_device *d = nsim_topo_device(t, hm->devs[i]);
+        const nsim_device *d = nsim_topo_device(t, host_dev(hm, 0, i));
         if (d->type == NSIM_DEV_NIC && d->link_layer == NSIM_LL_ROCE)
             return refuse(fi, "RoCE spreads flows over the fabric by ECMP "
                               "hash: where they collide depends on every "
@@ -473,14 +471,14 @@ static uint32_t alltoall_partner(const hostmap *hm, nsim_topo *t, uint32_t a)
 {
     uint32_t count[16] = {0}, hops_of_best = 0, nic = UINT32_MAX;
     for (uint32_t i = 0; i < hm->ndev && nic == UINT32_MAX; i++)
-        if (nsim_topo_device(t, hm->devs[(size_t)a * hm->ndev + i])->type ==
+        if (nsim_topo_device(t, host_dev(hm, a, i))->type ==
             NSIM_DEV_NIC)
             nic = i;
-    uint32_t from = nic == UINT32_MAX ? 0 : hm->devs[(size_t)a * hm->ndev + nic];
+    uint32_t from = nic == UINT32_MAX ? 0 : host_dev(hm, a, nic);
     for (uint32_t h = 0; nic != UINT32_MAX && h < hm->nhosts; h++) {
         const nsim_route *r;
         if (h != a &&
-            nsim_topo_route(t, from, hm->devs[(size_t)h * hm->ndev + nic], &r,
+            nsim_topo_route(t, from, host_dev(hm, h, nic), &r,
                             NULL) == NSIM_OK &&
             r->hops < 16 && ++count[r->hops] > count[hops_of_best])
             hops_of_best = r->hops;
@@ -488,7 +486,7 @@ static uint32_t alltoall_partner(const hostmap *hm, nsim_topo *t, uint32_t a)
     for (uint32_t k = 1; nic != UINT32_MAX && k < hm->nhosts; k++) {
         uint32_t h = (a + k) % hm->nhosts;
         const nsim_route *r;
-        if (nsim_topo_route(t, from, hm->devs[(size_t)h * hm->ndev + nic], &r,
+        if (nsim_topo_route(t, from, host_dev(hm, h, nic), &r,
                             NULL) == NSIM_OK &&
             r->hops == hops_of_best)
             return h;
@@ -501,6 +499,7 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
 {
     memset(info, 0, sizeof *info);
     info->hosts = info->played = nsim_topo_nhosts(t);
+    info->partner = UINT32_MAX;
     if (req->coll != NSIM_COLL_ALLTOALL || !req->compact_ops)
         return NSIM_OK;
     hostmap hm = {0};
@@ -510,7 +509,6 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
         req->fold_host[0] = 0;
         req->fold_host[1] = alltoall_partner(&hm, t, 0);
     }
-    free(hm.devs);
     free(hm.local);
     if (rc == NSIM_ENOMEM)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory (fold)");
@@ -561,7 +559,7 @@ static int fold_alltoall(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         }
     fi->played = 2;
     fi->first_played = a;
-    fi->receiving = b;
+    fi->partner = b;
     return 1;
 }
 
@@ -622,16 +620,17 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
 {
     memset(info, 0, sizeof *info);
     info->hosts = info->played = nsim_topo_nhosts(t);
+    info->partner = UINT32_MAX;
     hostmap hm = {0};
     int rc = p->req.fold_senders ? fold_alltoall(t, p, info, &hm)
                                  : try_fold(t, p, info, &hm);
-    free(hm.devs);
     free(hm.local);
     if (rc == NSIM_ENOMEM)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory (fold)");
     if (rc != 1) {
         info->played = info->hosts;
         info->first_played = 0;
+        info->partner = UINT32_MAX;
         info->net_conns = info->net_unlike = 0;
         info->lat_diff_ps = 0;
     }

@@ -60,7 +60,7 @@ typedef struct nsim_fold_info {
     uint32_t played;    /* hosts played: < hosts when folded */
     uint32_t first_played; /* the first of them (then first + 1, ...);
                             * AllToAll: one of the two */
-    uint32_t receiving;  /* AllToAll: the other */
+    uint32_t partner;    /* AllToAll: the other; UINT32_MAX for rings */
     uint32_t net_conns; /* NET connections of the whole plan */
     uint32_t net_unlike; /* of those, with a faster route than their
                           * twin's as played (the played ring has the

@@ -106,6 +106,7 @@ static void test_fold_exact_on_one_leaf(void)
         CU_ASSERT_STRING_EQUAL(fi.why_not, "");
         CU_ASSERT_EQUAL(fi.hosts, 8);
         CU_ASSERT_EQUAL(fi.played, 2);
+        CU_ASSERT_EQUAL(fi.partner, UINT32_MAX); /* a ring */
         CU_ASSERT_EQUAL(fi.net_unlike, 0);
         CU_ASSERT_EQUAL(fi.net_conns, whole->nchannels * 8);
         check_folded_shape(t, folded, &fi, 8);
@@ -305,10 +306,10 @@ static void test_fold_alltoall(void)
     nsim_scenario *s = alltoall_scenario(t, "a2a");
     nsim_run_row folded = run_size(s, 32u << 20, NSIM_FOLD_AUTO);
     nsim_run_row whole = run_size(s, 32u << 20, NSIM_FOLD_OFF);
-    CU_ASSERT_EQUAL(folded.hosts, 8);
-    CU_ASSERT_EQUAL(folded.hosts_played, 2);
-    CU_ASSERT_EQUAL(folded.fold_receiving, 2); /* host 1 */
-    CU_ASSERT_EQUAL(whole.hosts_played, 8);
+    CU_ASSERT_EQUAL(folded.fold.hosts, 8);
+    CU_ASSERT_EQUAL(folded.fold.played, 2);
+    CU_ASSERT_EQUAL(folded.fold.partner, 1);
+    CU_ASSERT_EQUAL(whole.fold.played, 8);
     CU_ASSERT(folded.events < whole.events / 3);
     fprintf(stderr, "\n  AllToAll 32 MiB, 8 hosts: folded %.2f us, whole "
                     "%.2f us\n",
@@ -356,8 +357,8 @@ static void test_fold_alltoall_refusals(void)
     nsim_scenario *s = alltoall_scenario(t, "a2a_slow");
     nsim_run_row folded = run_size(s, 4u << 20, NSIM_FOLD_AUTO);
     nsim_run_row whole = run_size(s, 4u << 20, NSIM_FOLD_OFF);
-    CU_ASSERT_EQUAL(folded.hosts_played, 12);
-    CU_ASSERT_PTR_NOT_NULL(strstr(folded.fold_why_not, "than the played"));
+    CU_ASSERT_EQUAL(folded.fold.played, 12);
+    CU_ASSERT_PTR_NOT_NULL(strstr(folded.fold.why_not, "than the played"));
     CU_ASSERT_EQUAL(folded.time_us, whole.time_us);
     CU_ASSERT_EQUAL(folded.events, whole.events);
     nsim_scenario_destroy(s);
