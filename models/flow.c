@@ -10,7 +10,8 @@
  * starts with its bandwidth less the load of the flows outside; the
  * server with the lowest level (room / summed weights of its unfrozen
  * flows) saturates first and freezes its flows at that level; levels only
- * rise as flows freeze, so a heap with lazy deletion gives the order.
+ * rise as flows freeze, so a heap of the servers (each at most once, its
+ * key raised in place) gives the order.
  */
 #include "flow.h"
 
@@ -60,19 +61,19 @@ typedef struct srv {
      * next ones wait their turn (other connections' flows share it) */
     flow *wait_head, *wait_tail;
     double waiting;      /* bytes of the waiting flows */
-    uint32_t mark, ver;
+    uint32_t mark;
+    uint32_t hpos;        /* its place in the filling's heap, or NO_POS */
+    double key;           /* its level there */
     uint8_t dirty, force; /* force: all its flows are recomputed */
     uint8_t down;
     uint32_t wcount;      /* uses by the work set (all: s->n) */
+    uint32_t wstart, wfill; /* its work set's uses in fn->wref */
     double bw;            /* cached from the fabric */
     double load;          /* sum of rate x coef of its flows */
     double rcap, wsum;
 } srv;
 
-typedef struct hent {
-    double key;
-    uint32_t s, ver;
-} hent;
+#define NO_POS UINT32_MAX
 
 typedef struct flow_block {
     struct flow_block *next;
@@ -97,7 +98,9 @@ struct nsim_flownet {
     uint32_t nwork, work_cap;
     uint32_t *wsrv;
     uint32_t nwsrv, wsrv_cap;
-    hent *heap;
+    ref *wref; /* the work set's uses, grouped by server (gather) */
+    uint32_t wref_cap;
+    uint32_t *heap; /* servers, by (level, id) */
     uint32_t nheap, heap_cap;
     nsim_flownet_counters st;
 };
@@ -155,6 +158,7 @@ void nsim_flownet_destroy(nsim_flownet *fn)
     free(fn->fresh);
     free(fn->work);
     free(fn->wsrv);
+    free(fn->wref);
     free(fn->heap);
     free(fn);
 }
@@ -396,45 +400,75 @@ static void set_rate(nsim_flownet *fn, flow *f, double rate)
 
 /* ---- the recompute ---------------------------------------------------------- */
 
-static int hless(const hent *a, const hent *b)
+static int hless(const nsim_flownet *fn, uint32_t a, uint32_t b)
 {
-    return a->key < b->key || (a->key == b->key && a->s < b->s);
+    double ka = fn->s[a].key, kb = fn->s[b].key;
+    return ka < kb || (ka == kb && a < b);
 }
 
-static int hpush(nsim_flownet *fn, double key, uint32_t s)
+static void hplace(nsim_flownet *fn, uint32_t i, uint32_t s)
 {
-    NSIM_TRY(grow((void **)&fn->heap, &fn->heap_cap, fn->nheap + 1,
-                  sizeof *fn->heap));
-    uint32_t i = fn->nheap++;
-    hent e = {key, s, fn->s[s].ver};
+    fn->heap[i] = s;
+    fn->s[s].hpos = i;
+}
+
+static void hup(nsim_flownet *fn, uint32_t i)
+{
+    uint32_t s = fn->heap[i];
     while (i > 0) {
         uint32_t up = (i - 1) / 2;
-        if (!hless(&e, &fn->heap[up]))
+        if (!hless(fn, s, fn->heap[up]))
             break;
-        fn->heap[i] = fn->heap[up];
+        hplace(fn, i, fn->heap[up]);
         i = up;
     }
-    fn->heap[i] = e;
-    return NSIM_OK;
+    hplace(fn, i, s);
 }
 
-static hent hpop(nsim_flownet *fn)
+static void hdown(nsim_flownet *fn, uint32_t i)
 {
-    hent top = fn->heap[0], e = fn->heap[--fn->nheap];
-    uint32_t i = 0, n = fn->nheap;
+    uint32_t s = fn->heap[i], n = fn->nheap;
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && hless(&fn->heap[c + 1], &fn->heap[c]))
+        if (c + 1 < n && hless(fn, fn->heap[c + 1], fn->heap[c]))
             c++;
-        if (!hless(&fn->heap[c], &e))
+        if (!hless(fn, fn->heap[c], s))
             break;
-        fn->heap[i] = fn->heap[c];
+        hplace(fn, i, fn->heap[c]);
         i = c;
     }
-    if (n > 0)
-        fn->heap[i] = e;
+    hplace(fn, i, s);
+}
+
+/* Server s enters the heap at key. */
+static int hpush(nsim_flownet *fn, double key, uint32_t s)
+{
+    NSIM_TRY(grow((void **)&fn->heap, &fn->heap_cap, fn->nheap + 1,
+                  sizeof *fn->heap));
+    fn->s[s].key = key;
+    hplace(fn, fn->nheap++, s);
+    hup(fn, fn->nheap - 1);
+    return NSIM_OK;
+}
+
+/* Server s (in the heap) leaves it. */
+static void hremove(nsim_flownet *fn, uint32_t s)
+{
+    uint32_t i = fn->s[s].hpos, last = fn->heap[--fn->nheap];
+    fn->s[s].hpos = NO_POS;
+    if (i == fn->nheap)
+        return;
+    hplace(fn, i, last);
+    hup(fn, i);
+    hdown(fn, fn->s[last].hpos);
+}
+
+static uint32_t hpop(nsim_flownet *fn)
+{
+    uint32_t top = fn->heap[0];
+    hremove(fn, top);
     return top;
 }
 
@@ -498,6 +532,24 @@ static int gather(nsim_flownet *fn)
             s->rcap += f->rate * f->use[k].coef; /* its own load back */
         }
     }
+    /* per server the uses of the working flows, so that the filling
+     * visits those and not every flow of a busy server */
+    uint32_t nref = 0;
+    for (uint32_t i = 0; i < fn->nwsrv; i++) {
+        srv *s = &fn->s[fn->wsrv[i]];
+        s->wstart = nref;
+        s->wfill = 0;
+        nref += s->wcount;
+    }
+    NSIM_TRY(grow((void **)&fn->wref, &fn->wref_cap, nref ? nref : 1,
+                  sizeof *fn->wref));
+    for (uint32_t i = 0; i < fn->nwork; i++) {
+        flow *f = fn->work[i];
+        for (uint32_t k = 0; k < f->nuse; k++) {
+            srv *s = &fn->s[f->use[k].srv];
+            fn->wref[s->wstart + s->wfill++] = (ref){f, k};
+        }
+    }
     return NSIM_OK;
 }
 
@@ -508,20 +560,16 @@ static int fill(nsim_flownet *fn)
     fn->nheap = 0;
     for (uint32_t i = 0; i < fn->nwsrv; i++) {
         srv *s = &fn->s[fn->wsrv[i]];
-        s->ver++;
+        s->hpos = NO_POS;
         if (s->wsum > 0)
             NSIM_TRY(hpush(fn, level(s), fn->wsrv[i]));
     }
     while (left > 0 && fn->nheap > 0) {
-        hent h = hpop(fn);
-        srv *s = &fn->s[h.s];
-        if (h.ver != s->ver)
-            continue; /* stale */
-        s->ver++;
-        double lv = h.key;
-        for (uint32_t k = 0; k < s->n; k++) {
-            flow *g = s->r[k].f;
-            if (g->mark != ep || g->frozen == ep)
+        srv *s = &fn->s[hpop(fn)];
+        double lv = s->key;
+        for (uint32_t k = 0; k < s->wcount; k++) {
+            flow *g = fn->wref[s->wstart + k].f;
+            if (g->frozen == ep)
                 continue;
             g->frozen = ep;
             g->nrate = lv;
@@ -531,14 +579,19 @@ static int fill(nsim_flownet *fn)
                 srv *t = &fn->s[id];
                 t->rcap -= lv * g->use[j].coef;
                 t->wsum -= g->use[j].coef;
-                if (t == s)
+                if (t == s || t->hpos == NO_POS)
                     continue;
-                t->ver++;
-                if (t->wsum > EPS_REL * g->use[j].coef)
-                    NSIM_TRY(hpush(fn, level(t), id));
+                if (t->wsum > EPS_REL * g->use[j].coef) {
+                    t->key = level(t); /* only rises */
+                    hdown(fn, t->hpos);
+                } else {
+                    hremove(fn, id);
+                }
             }
         }
     }
+    while (fn->nheap > 0)
+        fn->s[fn->heap[--fn->nheap]].hpos = NO_POS;
     for (uint32_t i = 0; i < fn->nwork; i++)
         if (fn->work[i]->frozen != ep)
             fn->work[i]->nrate = 0; /* no server bounds it: cannot happen */
