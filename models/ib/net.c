@@ -537,19 +537,10 @@ static void on_staged(nsim_sim *sim, nsim_piece *p)
 static uint32_t host_cpu(nsim_topo *t, uint32_t gpu)
 {
     /* the CPU nearest to the GPU: fewest hops */
-    uint32_t best = UINT32_MAX, best_hops = UINT32_MAX;
-    for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++) {
-        const nsim_route *r;
-        if (nsim_topo_device(t, d)->type != NSIM_DEV_CPU ||
-            nsim_topo_device(t, d)->host != nsim_topo_device(t, gpu)->host ||
-            nsim_topo_route(t, gpu, d, &r, NULL) != NSIM_OK)
-            continue;
-        if (r->hops < best_hops) {
-            best = d;
-            best_hops = r->hops;
-        }
-    }
-    return best;
+    uint32_t cpu;
+    return nsim_topo_nearest(t, gpu, NSIM_DEV_CPU, &cpu) == NSIM_OK
+               ? cpu
+               : UINT32_MAX;
 }
 
 static int copy_path(net_conn *c, uint32_t a, uint32_t b, uint32_t *out,

@@ -77,9 +77,12 @@ struct nvls_group {
 };
 
 typedef struct nvls_shared {
-    nvls_group *groups; /* per channel and host: [c * nhosts + host] */
+    /* per channel and host: [c * nhosts + host], set up when the plan
+     * first uses it (a folded plan plays a few hosts of many) */
+    nvls_group *groups;
     uint32_t ngroups, nhosts;
     uint32_t *host, *local; /* per rank: host slot, index in the host */
+    uint32_t *host_start, *host_ranks; /* the ranks of each host slot */
 } nvls_shared;
 
 /* The NVLink of a GPU to an NVLS-capable NVSwitch (one hop). */
@@ -148,25 +151,38 @@ static void group_fini(nvls_group *g)
     free(g->gathered);
 }
 
-/* Hosts in order of their first rank; each rank's index in its host. */
-static int group_hosts(nvls_shared *sh, nsim_topo *t, uint32_t n,
-                       int32_t *hid)
+/* Hosts in order of their first rank; each rank's index in its host;
+ * the ranks of each host. */
+static int group_hosts(nvls_shared *sh, nsim_topo *t, uint32_t n)
 {
-    uint32_t *count = calloc(n, sizeof *count);
-    if (count == NULL)
+    uint32_t nn = nsim_topo_nnodes(t);
+    uint32_t *slot = malloc((nn + 1) * sizeof *slot);
+    uint32_t *count = calloc(n + 1, sizeof *count);
+    sh->host_start = calloc(n + 1, sizeof *sh->host_start);
+    sh->host_ranks = malloc((n ? n : 1) * sizeof *sh->host_ranks);
+    if (slot == NULL || count == NULL || sh->host_start == NULL ||
+        sh->host_ranks == NULL) {
+        free(slot);
+        free(count);
         return NSIM_ENOMEM;
+    }
+    for (uint32_t i = 0; i <= nn; i++)
+        slot[i] = UINT32_MAX;
     for (uint32_t r = 0; r < n; r++) {
         /* NVLS groups are NCCL's nodes: a host or an NVLink domain */
-        int32_t h = (int32_t)nsim_topo_host_node(
+        uint32_t h = nsim_topo_host_node(
             t, nsim_topo_device(t, nsim_topo_rank_device(t, r))->host);
-        uint32_t x;
-        for (x = 0; x < sh->nhosts && hid[x] != h; x++)
-            ;
-        if (x == sh->nhosts)
-            hid[sh->nhosts++] = h;
-        sh->host[r] = x;
-        sh->local[r] = count[x]++;
+        uint32_t i = h < nn ? h : nn;
+        if (slot[i] == UINT32_MAX)
+            slot[i] = sh->nhosts++;
+        sh->host[r] = slot[i];
+        sh->local[r] = count[slot[i]]++;
     }
+    for (uint32_t x = 0; x < sh->nhosts; x++)
+        sh->host_start[x + 1] = sh->host_start[x] + count[x];
+    for (uint32_t r = 0; r < n; r++)
+        sh->host_ranks[sh->host_start[sh->host[r]] + sh->local[r]] = r;
+    free(slot);
     free(count);
     return NSIM_OK;
 }
@@ -175,37 +191,18 @@ static int nvls_init(const nsim_xport_env *env, void **shared, nsim_err *err)
 {
     uint32_t n = env->plan->nranks;
     nvls_shared *sh = calloc(1, sizeof *sh);
-    int32_t *hid = calloc(n, sizeof *hid);
-    uint32_t *ranks = calloc(n, sizeof *ranks);
     if (sh != NULL) {
         sh->host = calloc(n, sizeof *sh->host);
         sh->local = calloc(n, sizeof *sh->local);
     }
     *shared = sh;
-    if (sh == NULL || hid == NULL || ranks == NULL || sh->host == NULL ||
-        sh->local == NULL ||
-        group_hosts(sh, env->topo, n, hid) != NSIM_OK ||
+    if (sh == NULL || sh->host == NULL || sh->local == NULL ||
+        group_hosts(sh, env->topo, n) != NSIM_OK ||
         (sh->groups = calloc((size_t)env->plan->nchannels * sh->nhosts,
-                             sizeof *sh->groups)) == NULL) {
-        free(hid);
-        free(ranks);
+                             sizeof *sh->groups)) == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
-    }
-    free(hid);
-    int rc = NSIM_OK;
-    for (uint32_t x = 0; rc == NSIM_OK && x < sh->nhosts; x++) {
-        uint32_t m = 0;
-        for (uint32_t r = 0; r < n; r++)
-            if (sh->host[r] == x)
-                ranks[m++] = r;
-        for (uint32_t c = 0; rc == NSIM_OK && c < env->plan->nchannels; c++) {
-            rc = group_init(&sh->groups[c * sh->nhosts + x], env, ranks, m,
-                            err);
-            sh->ngroups++;
-        }
-    }
-    free(ranks);
-    return rc;
+    sh->ngroups = env->plan->nchannels * sh->nhosts;
+    return NSIM_OK;
 }
 
 static void nvls_fini(void *shared)
@@ -219,6 +216,8 @@ static void nvls_fini(void *shared)
     free(sh->groups);
     free(sh->host);
     free(sh->local);
+    free(sh->host_start);
+    free(sh->host_ranks);
     free(sh);
 }
 
@@ -230,7 +229,16 @@ static int nvls_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     nvls_conn *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");
-    c->g = &sh->groups[pc->channel * sh->nhosts + sh->host[pc->from]];
+    uint32_t x = sh->host[pc->from];
+    c->g = &sh->groups[pc->channel * sh->nhosts + x];
+    if (c->g->env == NULL) {
+        int rc = group_init(c->g, env, &sh->host_ranks[sh->host_start[x]],
+                            sh->host_start[x + 1] - sh->host_start[x], err);
+        if (rc != NSIM_OK) {
+            free(c);
+            return rc;
+        }
+    }
     c->conn = conn;
     c->rank = sh->local[pc->from];
     c->up = pc->send_lane != UINT32_MAX;

@@ -382,7 +382,12 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 strcmp(r->fidelity, "packet") ? r->fidelity : "");
         const nsim_fold_info *f = &r->fold;
         if (f->played < f->hosts) {
-            if (f->partner != UINT32_MAX)
+            if (f->phantom_conns > 0)
+                fprintf(stderr, ", folded: %u of %u hosts played (one per "
+                                "role in the two trees; %u of %u NET "
+                                "connections to or from a phantom host)",
+                        f->played, f->hosts, f->phantom_conns, f->net_conns);
+            else if (f->partner != UINT32_MAX)
                 fprintf(stderr, ", folded: %u of %u hosts played (hosts %u "
                                 "and %u, each sending to the other)",
                         f->played, f->hosts, f->first_played, f->partner);

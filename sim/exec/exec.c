@@ -37,6 +37,10 @@ typedef struct conn_rt {
     void *state;
     uint64_t sent, credits, visible, consumed;
     uint32_t send_lane, recv_lane;
+    /* a folded tree's phantom sender (its rank is not its send lane's):
+     * its own GPU's thread block, which the lane does not wait for;
+     * UINT32_MAX: the lane's */
+    uint32_t sm_server;
     nsim_conn_stats st;
 } conn_rt;
 
@@ -174,9 +178,14 @@ static void lane_try(exec *ex, uint32_t li)
                     .kind = NSIM_TR_CREDIT});
             c->st.slices++;
             c->st.bytes += op->bytes;
-            if (c->ops->send(c->state, l->sm_server,
+            nsim_time phantom_done;
+            if (c->ops->send(c->state,
+                             c->sm_server == UINT32_MAX ? l->sm_server
+                                                        : c->sm_server,
                              nsim_plan_wire_bytes(ex->plan, op->bytes),
-                             &done) != NSIM_OK) {
+                             c->sm_server == UINT32_MAX ? &done
+                                                        : &phantom_done) !=
+                NSIM_OK) {
                 nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
                 return;
             }
@@ -423,6 +432,17 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
         }
         c->send_lane = pc->send_lane;
         c->recv_lane = pc->recv_lane;
+        c->sm_server = UINT32_MAX;
+        if (pc->send_lane < p->nlanes && p->lanes[pc->send_lane].rank != pc->from &&
+            pc->from < p->nranks) {
+            const nsim_device *g =
+                nsim_topo_device(topo, nsim_topo_rank_device(topo, pc->from));
+            if (nsim_fabric_add_server(ex->fab,
+                                       nsim_params_sm_stream_bw(params, g->gen),
+                                       0, NSIM_WIRE_RAW,
+                                       &c->sm_server) != NSIM_OK)
+                return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
+        }
         NSIM_TRY(transports[k]->setup(ex->shared[k], &ex->env, i, &c->state,
                                       err));
         c->ops = transports[k];

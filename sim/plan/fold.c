@@ -494,17 +494,44 @@ static uint32_t alltoall_partner(const hostmap *hm, nsim_topo *t, uint32_t a)
     return (a + 1) % hm->nhosts;
 }
 
+/* ---- NVLSTree ---------------------------------------------------------
+ * Per channel one of NCCL's two binary trees between hosts: a host's
+ * work there depends on its role (depth, height, children), and the two
+ * trees give each host two roles. The planner plays the hosts that
+ * nsim__plan_tree_fold picks (from both roots, a neighbour whose role no
+ * played host has yet); every other neighbour of a played host is a
+ * phantom: its connection keeps its real ranks, GPU, NIC, proxy and
+ * route, and the lane of the played host in its role sends or receives
+ * it (a phantom sender's copy runs on its own GPU's thread block). Each
+ * played host then sends and receives what it does in the whole run,
+ * over its own NICs, PCIe and NVLink. */
+
+static int tree_hosts(nsim_topo *t, uint32_t nranks, hostmap *hm,
+                      nsim_fold_info *fi)
+{
+    if (nsim_topo_nnodes(t) != fi->hosts)
+        return refuse(fi, "NVLink domains span hosts");
+    if (fi->hosts < 8)
+        return refuse(fi, "fewer than 8 hosts");
+    return alltoall_hosts(t, nranks, hm, fi);
+}
+
 int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
                            nsim_fold_info *info, nsim_err *err)
 {
     memset(info, 0, sizeof *info);
     info->hosts = info->played = nsim_topo_nhosts(t);
     info->partner = UINT32_MAX;
-    if (req->coll != NSIM_COLL_ALLTOALL || !req->compact_ops)
+    int tree = req->coll == NSIM_COLL_ALLREDUCE &&
+               req->algo == NSIM_ALGO_NVLSTREE;
+    if ((req->coll != NSIM_COLL_ALLTOALL && !tree) || !req->compact_ops)
         return NSIM_OK;
     hostmap hm = {0};
-    int rc = alltoall_hosts(t, nsim_topo_nranks(t), &hm, info);
-    if (rc == 1) {
+    int rc = tree ? tree_hosts(t, nsim_topo_nranks(t), &hm, info)
+                  : alltoall_hosts(t, nsim_topo_nranks(t), &hm, info);
+    if (rc == 1 && tree) {
+        req->fold_tree = 1;
+    } else if (rc == 1) {
         req->fold_senders = 1;
         req->fold_host[0] = 0;
         req->fold_host[1] = alltoall_partner(&hm, t, 0);
@@ -575,7 +602,7 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
          p->req.coll != NSIM_COLL_ALLGATHER &&
          p->req.coll != NSIM_COLL_REDUCESCATTER))
         return refuse(fi, "only ring AllReduce, AllGather and ReduceScatter, "
-                          "and AllToAll, fold");
+                          "NVLSTree AllReduce and AllToAll fold");
     if (nsim_topo_nnodes(t) != nh)
         return refuse(fi, "NVLink domains span hosts");
     if (nh < 4)
@@ -622,8 +649,19 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
     info->hosts = info->played = nsim_topo_nhosts(t);
     info->partner = UINT32_MAX;
     hostmap hm = {0};
-    int rc = p->req.fold_senders ? fold_alltoall(t, p, info, &hm)
+    int rc;
+    if (p->req.fold_tree) {
+        rc = p->played_hosts < p->nhosts
+                 ? 1
+                 : refuse(info, "every role in the trees needs its own host");
+        info->played = p->played_hosts;
+        info->phantom_conns = p->phantom_conns;
+        for (uint32_t i = 0; i < p->nconns; i++)
+            info->net_conns += p->conns[i].transport == NSIM_TRANSPORT_NET;
+    } else {
+        rc = p->req.fold_senders ? fold_alltoall(t, p, info, &hm)
                                  : try_fold(t, p, info, &hm);
+    }
     free(hm.local);
     if (rc == NSIM_ENOMEM)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory (fold)");
@@ -633,6 +671,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         info->partner = UINT32_MAX;
         info->net_conns = info->net_unlike = 0;
         info->lat_diff_ps = 0;
+        info->phantom_conns = 0;
     }
     return NSIM_OK;
 }

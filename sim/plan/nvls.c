@@ -188,9 +188,40 @@ static void add_conn(uint32_t *first, uint32_t *more, uint32_t *nmore,
         more[(*nmore)++] = conn;
 }
 
-/* Lane (and NVLS connection) k of rank r on channel c: 0 scatter, 1
- * gather, 2 tree up (the root: up and down), 3 tree down. */
-#define TLANE(c, r, k) ((((c) * p->nranks) + (r)) * 4 + (k))
+/* The hosts an NVLSTree plan plays: all, or (req.fold_tree) those that
+ * nsim__plan_tree_fold chose, the others standing in as phantoms. */
+typedef struct nvt {
+    const host_list *hl;
+    uint32_t nhosts, heads;
+    uint32_t *played;  /* the played hosts in order */
+    uint32_t nplayed;
+    uint32_t *pidx;    /* per host: its index among them, or UINT32_MAX */
+    uint32_t *rep;     /* fold: 2 x hosts, the played host in x's role in
+                        * tree t (nsim__plan_tree_fold); NULL otherwise */
+    int *parent, *is_root; /* per host, in the channel's tree */
+    int *child;            /* per host, 2 children (-1: none) */
+    int tree;              /* the channel's tree */
+} nvt;
+
+/* Rank of head i of host x. */
+static uint32_t head_rank(const nvt *v, uint32_t x, uint32_t i)
+{
+    return v->hl->ranks[v->hl->start[x] + i];
+}
+
+/* Lane (and NVLS connection) k of head i of played host x on channel c:
+ * 0 scatter, 1 gather, 2 tree up (the root: up and down), 3 tree down. */
+static uint32_t tlane(const nvt *v, uint32_t c, uint32_t x, uint32_t i,
+                      uint32_t k)
+{
+    return ((c * v->nplayed + v->pidx[x]) * v->heads + i) * 4 + k;
+}
+
+/* The played host that plays host x's part in this channel's tree. */
+static uint32_t stand_in(const nvt *v, uint32_t x)
+{
+    return v->rep == NULL ? x : v->rep[(size_t)v->tree * v->nhosts + x];
+}
 
 static int nvlstree_check(const host_list *hl, uint32_t *ppn, nsim_err *err)
 {
@@ -213,18 +244,16 @@ static int nvlstree_check(const host_list *hl, uint32_t *ppn, nsim_err *err)
     return NSIM_OK;
 }
 
-/* The NVLS part of channel c: per rank its four NVLS connections and
- * four lanes, the scatter and gather ops. */
-static int nvlstree_local(nsim_plan *p, uint32_t c, const host_list *hl,
-                          const int *is_root)
+/* The NVLS part of channel c: per played rank its four NVLS connections
+ * and four lanes, the scatter and gather ops. */
+static int nvlstree_local(nsim_plan *p, uint32_t c, const nvt *v)
 {
-    uint32_t m = p->nvls_heads;
     const nsim_plan_lane *scatter = NULL, *gather = NULL; /* owners */
-    for (uint32_t x = 0; x < hl->nhosts; x++)
-        for (uint32_t i = 0; i < m; i++) {
-            uint32_t r = hl->ranks[hl->start[x] + i], b = TLANE(c, r, 0);
-            uint32_t store_lane = TLANE(c, r, is_root[x] ? 2 : 3);
-            p->ring[c * p->nranks + hl->start[x] + i] = r;
+    for (uint32_t j = 0; j < v->nplayed; j++)
+        for (uint32_t i = 0; i < v->heads; i++) {
+            uint32_t x = v->played[j], r = head_rank(v, x, i);
+            uint32_t b = tlane(v, c, x, i, 0);
+            uint32_t store_lane = tlane(v, c, x, i, v->is_root[x] ? 2 : 3);
             for (uint32_t k = 0; k < 4; k++) {
                 p->conns[b + k] = (nsim_plan_conn){
                     c, r, r, NSIM_TRANSPORT_NVLS, NSIM_PATH_NVL, UINT32_MAX,
@@ -254,57 +283,89 @@ static int nvlstree_local(nsim_plan *p, uint32_t c, const host_list *hl,
     return NSIM_OK;
 }
 
-/* The NET part of channel c: head i of host x to head i of its parent
- * host (up, reduce) and back (down, broadcast). */
-static int nvlstree_net(nsim_topo *t, nsim_plan *p, uint32_t c,
-                        const host_list *hl, const int *parent,
-                        const int *is_root, nsim_err *err)
+/* Lane l takes conn as one more connection to receive from (recv) or to
+ * send to; a folded tree refuses a lane past NSIM_LANE_MORE_CONNS. */
+static int lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
+                     nsim_err *err)
 {
-    uint32_t m = p->nvls_heads;
-    for (uint32_t x = 0; x < hl->nhosts; x++) {
-        if (parent[x] < 0)
-            continue;
-        for (uint32_t i = 0; i < m; i++) {
-            uint32_t r = hl->ranks[hl->start[x] + i];
-            uint32_t q = hl->ranks[hl->start[parent[x]] + i];
-            uint32_t up = p->nconns++, dn = p->nconns++;
-            uint32_t qd = TLANE(c, q, is_root[parent[x]] ? 2 : 3);
-            NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, r, q, &p->conns[up],
-                                          err));
-            NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, q, r, &p->conns[dn],
-                                          err));
-            p->conns[up].send_lane = TLANE(c, r, 2);
-            p->conns[up].recv_lane = TLANE(c, q, 2);
-            p->conns[dn].send_lane = qd;
-            p->conns[dn].recv_lane = TLANE(c, r, 3);
-            p->lanes[TLANE(c, r, 2)].send_conn = up;
-            p->lanes[TLANE(c, r, 3)].recv_conn = dn;
-            nsim_plan_lane *qu = &p->lanes[TLANE(c, q, 2)];
-            nsim_plan_lane *ql = &p->lanes[qd];
-            add_conn(&qu->recv_conn, qu->recv_more, &qu->nrecv_more, up);
-            add_conn(&ql->send_conn, ql->send_more, &ql->nsend_more, dn);
+    uint32_t *first = recv ? &l->recv_conn : &l->send_conn;
+    uint32_t *n = recv ? &l->nrecv_more : &l->nsend_more;
+    if (*first != UINT32_MAX && *n == NSIM_LANE_MORE_CONNS)
+        return NSIM_ERR(err, NSIM_ENOTSUP,
+                        "NVLSTree fold: rank %u would %s more than %u "
+                        "connections on channel %u",
+                        l->rank, recv ? "receive from" : "send to",
+                        NSIM_LANE_MORE_CONNS + 1, l->channel);
+    add_conn(first, recv ? l->recv_more : l->send_more, n, conn);
+    return NSIM_OK;
+}
+
+/* A NET connection of channel c between head i of child host y and of
+ * its parent host x, up (reduce) or down (broadcast). A side whose host
+ * is not played is a phantom: its GPU, NIC and proxy carry the transfer
+ * (the connection's ranks are the real ones), the lane of the played
+ * host in its role sends or receives it. */
+static int tree_conn(nsim_topo *t, nsim_plan *p, uint32_t c, const nvt *v,
+                     uint32_t y, uint32_t x, uint32_t i, int up,
+                     nsim_err *err)
+{
+    uint32_t from = up ? y : x, to = up ? x : y, id = p->nconns++;
+    uint32_t sf = stand_in(v, from), st = stand_in(v, to);
+    nsim_plan_conn *pc = &p->conns[id];
+    NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, head_rank(v, from, i),
+                                  head_rank(v, to, i), pc, err));
+    /* up: child's up lane -> parent's up lane; down: parent's down lane
+     * (the root's single lane) -> child's down lane */
+    pc->send_lane = tlane(v, c, sf, i, up || v->is_root[from] ? 2 : 3);
+    pc->recv_lane = tlane(v, c, st, i, up ? 2 : 3);
+    if (sf != from || st != to)
+        p->phantom_conns++;
+    NSIM_TRY(lane_take(&p->lanes[pc->send_lane], 0, id, err));
+    return lane_take(&p->lanes[pc->recv_lane], 1, id, err);
+}
+
+/* The NET part of channel c: head i of each played host to head i of its
+ * parent host (up, reduce) and back (down, broadcast); a fold adds the
+ * connections of the played hosts' children that are not played. */
+static int nvlstree_net(nsim_topo *t, nsim_plan *p, uint32_t c,
+                        const nvt *v, nsim_err *err)
+{
+    for (uint32_t j = 0; j < v->nplayed; j++) {
+        uint32_t x = v->played[j];
+        for (uint32_t i = 0; i < v->heads; i++) {
+            if (v->parent[x] >= 0)
+                for (int up = 1; up >= 0; up--)
+                    NSIM_TRY(tree_conn(t, p, c, v, x, (uint32_t)v->parent[x],
+                                       i, up, err));
+            for (int k = 0; k < 2 && v->rep != NULL; k++) {
+                int y = v->child[2 * x + k];
+                if (y < 0 || v->pidx[y] != UINT32_MAX)
+                    continue;
+                for (int up = 1; up >= 0; up--)
+                    NSIM_TRY(tree_conn(t, p, c, v, (uint32_t)y, x, i, up,
+                                       err));
+            }
         }
     }
     return NSIM_OK;
 }
 
-static int nvlstree_tree_ops(nsim_plan *p, uint32_t c, const host_list *hl,
-                             const int *is_root)
+static int nvlstree_tree_ops(nsim_plan *p, uint32_t c, const nvt *v)
 {
     /* owners per head: up with and without children to reduce, down */
     const nsim_plan_lane *own[32][3] = {{NULL}};
-    for (uint32_t x = 0; x < hl->nhosts; x++)
-        for (uint32_t i = 0; i < p->nvls_heads; i++) {
-            uint32_t r = hl->ranks[hl->start[x] + i];
-            nsim_plan_lane *lu = &p->lanes[TLANE(c, r, 2)];
-            nsim_plan_lane *ld = &p->lanes[TLANE(c, r, 3)];
+    for (uint32_t j = 0; j < v->nplayed; j++)
+        for (uint32_t i = 0; i < v->heads; i++) {
+            uint32_t x = v->played[j];
+            nsim_plan_lane *lu = &p->lanes[tlane(v, c, x, i, 2)];
+            nsim_plan_lane *ld = &p->lanes[tlane(v, c, x, i, 3)];
             int k = lu->nrecv_more > 0 ? 0 : 1;
             uint8_t red = k == 0 ? NSIM_PRIM_REDUCE : 0;
             if (!share_ops(p, lu, own[i][k]))
                 NSIM_TRY(head_ops(p, c, i,
                                   NSIM_PRIM_RECV | NSIM_PRIM_SEND | red, lu));
             own[i][k] = lu;
-            if (is_root[x])
+            if (v->is_root[x])
                 continue;
             if (!share_ops(p, ld, own[i][2]))
                 NSIM_TRY(head_ops(p, c, i, NSIM_PRIM_RECV | NSIM_PRIM_SEND,
@@ -314,10 +375,44 @@ static int nvlstree_tree_ops(nsim_plan *p, uint32_t c, const host_list *hl,
     return NSIM_OK;
 }
 
+/* The played hosts: all, or those of a fold that plays fewer. */
+static int nvt_hosts(nsim_plan *p, nvt *v)
+{
+    uint32_t H = v->nhosts;
+    uint8_t *mark = NULL;
+    v->played = malloc(H * sizeof *v->played);
+    v->pidx = malloc(H * sizeof *v->pidx);
+    if (v->played == NULL || v->pidx == NULL)
+        return NSIM_ENOMEM;
+    v->nplayed = H;
+    if (p->req.fold_tree) {
+        mark = malloc(H);
+        v->rep = malloc(2 * (size_t)H * sizeof *v->rep);
+        if (mark == NULL || v->rep == NULL ||
+            nsim__plan_tree_fold(H, mark, v->rep, &v->nplayed) != NSIM_OK) {
+            free(mark);
+            return NSIM_ENOMEM;
+        }
+        if (v->nplayed >= H) { /* every role needs its own host */
+            free(v->rep);
+            v->rep = NULL;
+            v->nplayed = H;
+        }
+    }
+    for (uint32_t x = 0, j = 0; x < H; x++) {
+        int on = v->rep == NULL || mark[x];
+        v->pidx[x] = on ? j : UINT32_MAX;
+        if (on)
+            v->played[j++] = x;
+    }
+    free(mark);
+    return NSIM_OK;
+}
+
 int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err)
 {
     host_list hl = {0};
-    int *parent = NULL, *is_root = NULL;
+    nvt v = {0};
     uint32_t n = p->nranks, nc = p->nchannels, m = 0;
     int rc = nsim__plan_group_hosts(t, &hl);
     if (rc != NSIM_OK) {
@@ -326,40 +421,57 @@ int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err)
     }
     if ((rc = nvlstree_check(&hl, &m, err)) != NSIM_OK)
         goto out;
+    v = (nvt){.hl = &hl, .nhosts = hl.nhosts, .heads = m};
     p->nhosts = hl.nhosts;
     p->nvls_heads = m;
     p->nthreads = 640;
     p->chunk_bytes = p->slice_bytes = p->step_bytes = nvlstree_chunk(p);
-    p->nconns = 4 * nc * n; /* the NET ones follow */
-    p->nlanes = 4 * nc * n;
-    p->conns = calloc((size_t)6 * nc * n, sizeof *p->conns);
-    p->lanes = calloc(p->nlanes, sizeof *p->lanes);
+    v.parent = malloc(hl.nhosts * sizeof *v.parent);
+    v.is_root = malloc(hl.nhosts * sizeof *v.is_root);
+    v.child = malloc(2 * (size_t)hl.nhosts * sizeof *v.child);
     p->ring = malloc((size_t)nc * n * sizeof *p->ring);
-    parent = malloc(hl.nhosts * sizeof *parent);
-    is_root = malloc(hl.nhosts * sizeof *is_root);
-    if (!p->conns || !p->lanes || !p->ring || !parent || !is_root) {
+    if (v.parent == NULL || v.is_root == NULL || v.child == NULL ||
+        p->ring == NULL || nvt_hosts(p, &v) != NSIM_OK) {
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
         goto out;
     }
+    uint32_t np = v.nplayed * m; /* played ranks */
+    p->played_hosts = v.nplayed;
+    p->nconns = 4 * nc * np; /* the NET ones follow: up to 2 per played
+                              * rank to its parent, 4 to phantom children */
+    p->nlanes = 4 * nc * np;
+    p->conns = calloc((size_t)(v.rep ? 10 : 6) * nc * np, sizeof *p->conns);
+    p->lanes = calloc(p->nlanes, sizeof *p->lanes);
+    if (p->conns == NULL || p->lanes == NULL) {
+        rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+        goto out;
+    }
+    for (uint32_t c = 0; c < nc; c++)
+        for (uint32_t k = 0; k < n; k++)
+            p->ring[c * n + k] = hl.ranks[k];
     for (uint32_t c = 0; rc == NSIM_OK && c < nc; c++) {
-        int tree = nc >= 2 && c >= nc / 2; /* as tree.c: tree 1 above half */
+        v.tree = nc >= 2 && c >= nc / 2; /* as tree.c: tree 1 above half */
         for (uint32_t x = 0; x < hl.nhosts; x++) {
-            int d0, d1, ct;
-            nsim__plan_dtree((int)hl.nhosts, (int)x, tree, &parent[x], &d0,
-                             &d1, &ct);
-            is_root[x] = parent[x] < 0;
+            int ct;
+            nsim__plan_dtree((int)hl.nhosts, (int)x, v.tree, &v.parent[x],
+                             &v.child[2 * x], &v.child[2 * x + 1], &ct);
+            v.is_root[x] = v.parent[x] < 0;
         }
-        if (nvlstree_local(p, c, &hl, is_root) != NSIM_OK) {
+        if (nvlstree_local(p, c, &v) != NSIM_OK) {
             rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
             break;
         }
-        rc = nvlstree_net(t, p, c, &hl, parent, is_root, err);
-        if (rc == NSIM_OK && nvlstree_tree_ops(p, c, &hl, is_root) != NSIM_OK)
+        rc = nvlstree_net(t, p, c, &v, err);
+        if (rc == NSIM_OK && nvlstree_tree_ops(p, c, &v) != NSIM_OK)
             rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     }
 out:
-    free(parent);
-    free(is_root);
+    free(v.parent);
+    free(v.is_root);
+    free(v.child);
+    free(v.played);
+    free(v.pidx);
+    free(v.rep);
     free(hl.ranks);
     free(hl.start);
     return rc;

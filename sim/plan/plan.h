@@ -97,8 +97,9 @@ typedef struct nsim_plan_conn {
 #define NSIM_NVLS_STORE 2u
 
 /* Tree arity 3 (nccl 2.4) needs 1 + 2 connections; PAT one per
- * doubling phase, log2(nranks) <= 8. */
-#define NSIM_LANE_MORE_CONNS 7
+ * doubling phase, log2(nranks) <= 8; a folded tree (fold.h) a host's
+ * phantom peers besides. */
+#define NSIM_LANE_MORE_CONNS 15
 #define NSIM_PAT_MAX_RANKS 256
 
 /* The work of one rank on one channel (or, for trees, one of the two
@@ -162,6 +163,11 @@ typedef struct nsim_plan_req {
      * nsim_plan_fold_prepare found alike */
     uint32_t fold_senders;
     uint32_t fold_host[2];
+    /* NVLSTree to be folded (fold.h): 1 plans only the hosts that stand
+     * for every role in the two trees (nsim__plan_tree_fold); their
+     * peers that are not played are phantoms, driven by the lanes of a
+     * played host in the same role */
+    uint32_t fold_tree;
 } nsim_plan_req;
 
 typedef struct nsim_plan {
@@ -189,6 +195,9 @@ typedef struct nsim_plan {
     /* NVLS: heads (each owns one chunk of every loop); a channel's
      * connections are, per rank, [up to the switch, down from it]. */
     uint32_t nvls_heads;
+    /* fold_tree: hosts planned (nhosts when the tree did not fold) and
+     * connections whose far side is a phantom */
+    uint32_t played_hosts, phantom_conns;
     /* NVLSTree: NET connections between heads follow the NVLS ones
      * (nchannels x nranks x 4: scatter, gather, reduced, store; lanes
      * alike: scatter, gather, tree up, tree down). */

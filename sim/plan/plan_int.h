@@ -65,4 +65,12 @@ uint64_t nsim__plan_pat_chunk(const nsim_plan *p);
 void nsim__plan_dtree(int n, int idx, int tree, int *u, int *d0, int *d1,
                       int *child_type);
 
+/* A folded double binary tree over n hosts (fold.h): played[x] = 1 for
+ * the hosts played, *nplayed of them; rep[t * n + x] the played host
+ * whose role in tree t (depth, height, children) is x's (x itself when
+ * played). Starts at both roots; a neighbour of a played host whose role
+ * no played host has yet is played too. NSIM_ENOMEM. */
+int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
+                         uint32_t *nplayed);
+
 #endif

@@ -20,6 +20,7 @@
  * Units: bytes; ranks, hosts and channels are indices.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan_int.h"
 
@@ -81,6 +82,131 @@ void nsim__plan_dtree(int n, int idx, int tree, int *u, int *d0, int *d1,
         *d0 = b == -1 ? -1 : n - 1 - b;
         *d1 = c == -1 ? -1 : n - 1 - c;
     }
+}
+
+/* The role of host x in one tree: depth, height and children (each
+ * capped; a btree is log2(n) deep). */
+#define ROLE_DEPTH 64u
+#define ROLE_HEIGHT 64u
+#define NO_HOST UINT32_MAX
+
+typedef struct tree_roles {
+    int32_t *up, *down; /* per host: parent, and 2 children (-1: none) */
+    uint32_t *role;     /* per host: depth, height, children as one key */
+} tree_roles;
+
+static int roles_build(uint32_t n, int tree, tree_roles *tr)
+{
+    uint32_t *depth = calloc(n, sizeof *depth), *height = NULL;
+    uint32_t *order = malloc(n * sizeof *order);
+    tr->up = malloc(n * sizeof *tr->up);
+    tr->down = malloc(2 * (size_t)n * sizeof *tr->down);
+    tr->role = malloc(n * sizeof *tr->role);
+    height = calloc(n, sizeof *height);
+    int rc = NSIM_ENOMEM;
+    if (depth == NULL || order == NULL || tr->up == NULL ||
+        tr->down == NULL || tr->role == NULL || height == NULL)
+        goto out;
+    uint32_t head = 0, tail = 0;
+    for (uint32_t x = 0; x < n; x++) {
+        int ct;
+        nsim__plan_dtree((int)n, (int)x, tree, &tr->up[x], &tr->down[2 * x],
+                         &tr->down[2 * x + 1], &ct);
+        if (tr->up[x] < 0)
+            order[tail++] = x; /* the root */
+    }
+    while (head < tail) { /* breadth first from the root */
+        uint32_t x = order[head++];
+        for (int j = 0; j < 2; j++) {
+            int32_t y = tr->down[2 * x + j];
+            if (y >= 0 && tail < n) {
+                depth[y] = depth[x] + 1;
+                order[tail++] = (uint32_t)y;
+            }
+        }
+    }
+    for (uint32_t k = tail; k-- > 0;) { /* leaves first */
+        uint32_t x = order[k];
+        if (tr->up[x] >= 0 && height[tr->up[x]] < height[x] + 1)
+            height[tr->up[x]] = height[x] + 1;
+    }
+    for (uint32_t x = 0; x < n; x++) {
+        uint32_t nch = (tr->down[2 * x] >= 0) + (tr->down[2 * x + 1] >= 0);
+        uint32_t d = depth[x] < ROLE_DEPTH ? depth[x] : ROLE_DEPTH - 1;
+        uint32_t h = height[x] < ROLE_HEIGHT ? height[x] : ROLE_HEIGHT - 1;
+        tr->role[x] = (d * ROLE_HEIGHT + h) * 3 + nch;
+    }
+    rc = NSIM_OK;
+out:
+    free(depth);
+    free(height);
+    free(order);
+    return rc;
+}
+
+static void roles_free(tree_roles *tr)
+{
+    free(tr->up);
+    free(tr->down);
+    free(tr->role);
+}
+
+#define NROLES (ROLE_DEPTH * ROLE_HEIGHT * 3)
+
+int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
+                         uint32_t *nplayed)
+{
+    tree_roles tr[2] = {{0}};
+    uint32_t *by_role = malloc(2 * (size_t)NROLES * sizeof *by_role);
+    uint32_t *queue = malloc(n * sizeof *queue), head = 0, tail = 0;
+    int rc = NSIM_ENOMEM;
+    if (by_role == NULL || queue == NULL ||
+        roles_build(n, 0, &tr[0]) != NSIM_OK ||
+        roles_build(n, 1, &tr[1]) != NSIM_OK)
+        goto out;
+    for (uint32_t i = 0; i < 2 * NROLES; i++)
+        by_role[i] = NO_HOST;
+    memset(played, 0, n);
+    for (uint32_t x = 0; x < n; x++)
+        for (int t = 0; t < 2; t++)
+            if (tr[t].up[x] < 0 && !played[x]) {
+                played[x] = 1;
+                queue[tail++] = x;
+            }
+    for (uint32_t k = 0; k < tail; k++)
+        for (int t = 0; t < 2; t++)
+            if (by_role[t * NROLES + tr[t].role[queue[k]]] == NO_HOST)
+                by_role[t * NROLES + tr[t].role[queue[k]]] = queue[k];
+    while (head < tail) {
+        uint32_t x = queue[head++];
+        for (int t = 0; t < 2; t++) {
+            int32_t nb[3] = {tr[t].up[x], tr[t].down[2 * x],
+                             tr[t].down[2 * x + 1]};
+            for (int j = 0; j < 3; j++) {
+                if (nb[j] < 0 || played[nb[j]] ||
+                    by_role[t * NROLES + tr[t].role[nb[j]]] != NO_HOST)
+                    continue;
+                uint32_t y = (uint32_t)nb[j];
+                played[y] = 1;
+                queue[tail++] = y;
+                for (int u = 0; u < 2; u++)
+                    if (by_role[u * NROLES + tr[u].role[y]] == NO_HOST)
+                        by_role[u * NROLES + tr[u].role[y]] = y;
+            }
+        }
+    }
+    for (int t = 0; t < 2; t++)
+        for (uint32_t x = 0; x < n; x++)
+            rep[t * n + x] =
+                played[x] ? x : by_role[t * NROLES + tr[t].role[x]];
+    *nplayed = tail;
+    rc = NSIM_OK;
+out:
+    roles_free(&tr[0]);
+    roles_free(&tr[1]);
+    free(by_role);
+    free(queue);
+    return rc;
 }
 
 typedef struct tnode {

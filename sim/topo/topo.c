@@ -882,11 +882,12 @@ int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
 int nsim_topo_nearest(nsim_topo *t, uint32_t dev, nsim_dev_type type,
                       uint32_t *out)
 {
-    uint32_t best = UINT32_MAX, best_hops = UINT32_MAX;
-    int32_t host = t->devs[dev].host;
-    for (uint32_t d = 0; d < t->ndevs; d++) {
+    uint32_t best = UINT32_MAX, best_hops = UINT32_MAX, n;
+    const uint32_t *on = nsim_topo_host_devices(t, t->devs[dev].host, &n);
+    for (uint32_t k = 0; k < n; k++) { /* in id order: ties, the lowest */
+        uint32_t d = on[k];
         const nsim_route *r;
-        if (t->devs[d].type != type || t->devs[d].host != host ||
+        if (t->devs[d].type != type ||
             nsim_topo_route(t, dev, d, &r, NULL) != NSIM_OK)
             continue;
         if (r->hops < best_hops) {

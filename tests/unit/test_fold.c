@@ -260,9 +260,12 @@ static void test_fold_run_policy(void)
 
 /* ---- AllToAll -------------------------------------------------------- */
 
-/* t as a topology file and a flow AllToAll scenario on it; the
- * scenario is loaded and the files removed. */
-static nsim_scenario *alltoall_scenario(nsim_topo *t, const char *name)
+/* t as a topology file and a flow scenario of collective (an
+ * nccl-tests name) on it, with extra keys; the scenario is loaded and
+ * the files removed. */
+static nsim_scenario *flow_scenario(nsim_topo *t, const char *name,
+                                    const char *collective,
+                                    const char *extra)
 {
     nsim_err err;
     char topo[256], path[256];
@@ -275,15 +278,20 @@ static nsim_scenario *alltoall_scenario(nsim_topo *t, const char *name)
     CU_ASSERT_FATAL(f != NULL);
     fprintf(f, "{\"format\": \"ncclsim-scenario\", \"version\": 1, "
                "\"name\": \"%s\", \"topology\": \"%s\", \"collective\": "
-               "\"alltoall_perf\", \"datatype\": \"float\", \"min_bytes\": "
-               "\"1M\", \"max_bytes\": \"1M\", \"fidelity\": \"flow\"}\n",
-            name, topo);
+               "\"%s\", \"datatype\": \"float\", \"min_bytes\": "
+               "\"1M\", \"max_bytes\": \"1M\", \"fidelity\": \"flow\"%s}\n",
+            name, topo, collective, extra);
     fclose(f);
     nsim_scenario *s = NULL;
     NSIM_ASSERT_OK(nsim_scenario_load(path, &s, &err));
     remove(path);
     remove(topo);
     return s;
+}
+
+static nsim_scenario *alltoall_scenario(nsim_topo *t, const char *name)
+{
+    return flow_scenario(t, name, "alltoall_perf", "");
 }
 
 static nsim_run_row run_size(nsim_scenario *s, uint64_t size,
@@ -365,6 +373,124 @@ static void test_fold_alltoall_refusals(void)
     nsim_topo_destroy(t);
 }
 
+/* ---- NVLSTree --------------------------------------------------------- */
+
+/* The played hosts of a folded NVLSTree stand for every host: each lane
+ * holds the connections it sends and receives on (each of which names
+ * the lane back), a phantom connection keeps the ranks of the hosts it
+ * joins, and exactly one of its ends is played. */
+static void check_tree_plan(nsim_topo *t, const nsim_plan *p)
+{
+    uint32_t per_host = p->nranks / p->nhosts, phantoms = 0;
+    uint8_t *on = calloc(p->nhosts, 1);
+    CU_ASSERT_FATAL(on != NULL);
+    CU_ASSERT_EQUAL(p->nlanes, 4 * p->nchannels * p->played_hosts * per_host);
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        on[p->lanes[i].rank / per_host] = 1;
+        CU_ASSERT(p->lanes[i].nops > 0 || i % 4 == 3); /* a root's down */
+    }
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const nsim_plan_conn *c = &p->conns[i];
+        if (c->transport == NSIM_TRANSPORT_NVLS) /* one side a switch */
+            continue;
+        CU_ASSERT_FATAL(c->send_lane < p->nlanes && c->recv_lane < p->nlanes);
+        const nsim_plan_lane *sl = &p->lanes[c->send_lane];
+        const nsim_plan_lane *rl = &p->lanes[c->recv_lane];
+        int in_s = sl->send_conn == i, in_r = rl->recv_conn == i;
+        for (uint32_t k = 0; k < sl->nsend_more; k++)
+            in_s |= sl->send_more[k] == i;
+        for (uint32_t k = 0; k < rl->nrecv_more; k++)
+            in_r |= rl->recv_more[k] == i;
+        CU_ASSERT(in_s && in_r);
+        CU_ASSERT_EQUAL(sl->channel, c->channel);
+        CU_ASSERT_EQUAL(rl->channel, c->channel);
+        CU_ASSERT_FATAL(c->transport == NSIM_TRANSPORT_NET);
+        uint32_t hs = c->from / per_host, hr = c->to / per_host;
+        CU_ASSERT(on[hs] || on[hr]);
+        CU_ASSERT_EQUAL(c->from % per_host, c->to % per_host); /* head i */
+        CU_ASSERT_EQUAL(nsim_topo_device(t, c->send_nic)->host, (int32_t)hs);
+        CU_ASSERT_EQUAL(nsim_topo_device(t, c->recv_nic)->host, (int32_t)hr);
+        if (sl->rank != c->from || rl->rank != c->to) {
+            phantoms++;
+            CU_ASSERT(!on[hs] || !on[hr]);
+        }
+    }
+    uint32_t played = 0;
+    for (uint32_t h = 0; h < p->nhosts; h++)
+        played += on[h];
+    CU_ASSERT_EQUAL(played, p->played_hosts);
+    CU_ASSERT_EQUAL(phantoms, p->phantom_conns);
+    free(on);
+}
+
+/* At 2^k hosts both trees are complete: one host per role, 2 (k + 1) in
+ * all; the plan is well formed at 16 and at 1,024 hosts (planned, not
+ * run). */
+static void test_fold_nvlstree_plan(void)
+{
+    static const uint32_t hosts[] = {16, 1024};
+    for (unsigned k = 0; k < 2; k++) {
+        nsim_topo *t = cluster(hosts[k], 0);
+        nsim_err err;
+        nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, 64u << 20);
+        r.algo = NSIM_ALGO_NVLSTREE;
+        nsim_fold_info fi;
+        NSIM_ASSERT_OK(nsim_plan_fold_prepare(t, &r, &fi, &err));
+        CU_ASSERT_EQUAL(r.fold_tree, 1);
+        nsim_plan *p = plan(t, &r);
+        NSIM_ASSERT_OK(nsim_plan_fold(t, p, &fi, &err));
+        uint32_t lg = 0;
+        while ((1u << lg) < hosts[k])
+            lg++;
+        fprintf(stderr, "\n  NVLSTree, %u hosts: %u played, %u of %u NET "
+                        "connections phantom",
+                hosts[k], fi.played, fi.phantom_conns, fi.net_conns);
+        CU_ASSERT_EQUAL(fi.played, p->played_hosts);
+        CU_ASSERT(fi.played <= 2 * (lg + 1) && fi.played < hosts[k]);
+        CU_ASSERT(fi.phantom_conns > 0 && fi.why_not[0] == '\0');
+        check_tree_plan(t, p);
+        nsim_plan_destroy(p);
+        nsim_topo_destroy(t);
+    }
+}
+
+/* Sixteen hosts, 16 MiB: eight played hosts give the whole NVLSTree's
+ * time within 2 %; fewer than 8 hosts, RoCE and --fold off play all. */
+static void test_fold_nvlstree_run(void)
+{
+    nsim_topo *t = cluster(16, 0);
+    nsim_scenario *s = flow_scenario(t, "nvlstree", "all_reduce_perf",
+                                     ", \"algorithm\": \"NVLSTree\"");
+    nsim_run_row folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    nsim_run_row whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
+    CU_ASSERT_EQUAL(folded.fold.hosts, 16);
+    CU_ASSERT(folded.fold.played < 16);
+    CU_ASSERT_EQUAL(whole.fold.played, 16);
+    CU_ASSERT(folded.events < whole.events);
+    fprintf(stderr, "\n  NVLSTree 16 MiB, 16 hosts: folded %.2f us (%u "
+                    "hosts), whole %.2f us\n",
+            folded.time_us, folded.fold.played, whole.time_us);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) < 0.02 * whole.time_us);
+    nsim_scenario_destroy(s);
+    nsim_topo_destroy(t);
+
+    nsim_err err;
+    nsim_fold_info fi;
+    nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, 1u << 20);
+    r.algo = NSIM_ALGO_NVLSTREE;
+    t = cluster(4, 0);
+    NSIM_ASSERT_OK(nsim_plan_fold_prepare(t, &r, &fi, &err));
+    CU_ASSERT_EQUAL(r.fold_tree, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "fewer than 8"));
+    nsim_topo_destroy(t);
+    nsim_fabric_cfg roce = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 1, 0, 0};
+    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", 8, &roce, &t, &err));
+    NSIM_ASSERT_OK(nsim_plan_fold_prepare(t, &r, &fi, &err));
+    CU_ASSERT_EQUAL(r.fold_tree, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "RoCE"));
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_fold[] = {
     {"exact on one leaf", test_fold_exact_on_one_leaf},
     {"uneven size", test_fold_uneven_size},
@@ -373,5 +499,7 @@ CU_TestInfo nsim_test_fold[] = {
     {"run policy", test_fold_run_policy},
     {"alltoall", test_fold_alltoall},
     {"alltoall refusals", test_fold_alltoall_refusals},
+    {"nvlstree plan", test_fold_nvlstree_plan},
+    {"nvlstree run", test_fold_nvlstree_run},
     CU_TEST_INFO_NULL,
 };
