@@ -10,8 +10,9 @@
  * starts with its bandwidth less the load of the flows outside; the
  * server with the lowest level (room / summed weights of its unfrozen
  * flows) saturates first and freezes its flows at that level; levels only
- * rise as flows freeze, so a heap of the servers (each at most once, its
- * key raised in place) gives the order.
+ * rise as flows freeze, so a heap of the servers (each at most once,
+ * keyed by a lower bound of its level, brought up to date at the top)
+ * gives the order.
  */
 #include "flow.h"
 
@@ -465,13 +466,6 @@ static void hremove(nsim_flownet *fn, uint32_t s)
     hdown(fn, fn->s[last].hpos);
 }
 
-static uint32_t hpop(nsim_flownet *fn)
-{
-    uint32_t top = fn->heap[0];
-    hremove(fn, top);
-    return top;
-}
-
 static double level(const srv *s)
 {
     return (s->rcap > 0 ? s->rcap : 0) / s->wsum;
@@ -565,8 +559,17 @@ static int fill(nsim_flownet *fn)
             NSIM_TRY(hpush(fn, level(s), fn->wsrv[i]));
     }
     while (left > 0 && fn->nheap > 0) {
-        srv *s = &fn->s[hpop(fn)];
-        double lv = s->key;
+        /* keys are lower bounds (levels only rise as flows freeze): the
+         * top is brought up to date, and taken when it stays the least */
+        uint32_t top = fn->heap[0];
+        srv *s = &fn->s[top];
+        double lv = level(s);
+        if (lv > s->key) {
+            s->key = lv;
+            hdown(fn, 0);
+            continue;
+        }
+        hremove(fn, top);
         for (uint32_t k = 0; k < s->wcount; k++) {
             flow *g = fn->wref[s->wstart + k].f;
             if (g->frozen == ep)
@@ -579,14 +582,9 @@ static int fill(nsim_flownet *fn)
                 srv *t = &fn->s[id];
                 t->rcap -= lv * g->use[j].coef;
                 t->wsum -= g->use[j].coef;
-                if (t == s || t->hpos == NO_POS)
-                    continue;
-                if (t->wsum > EPS_REL * g->use[j].coef) {
-                    t->key = level(t); /* only rises */
-                    hdown(fn, t->hpos);
-                } else {
-                    hremove(fn, id);
-                }
+                if (t != s && t->hpos != NO_POS &&
+                    !(t->wsum > EPS_REL * g->use[j].coef))
+                    hremove(fn, id); /* no unfrozen flow left on it */
             }
         }
     }
