@@ -94,7 +94,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     int rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK && may_fold &&
         (req->coll != NSIM_COLL_ALLTOALL || req->fold_senders) &&
-        (req->algo != NSIM_ALGO_NVLSTREE || req->fold_tree))
+        ((req->algo != NSIM_ALGO_NVLSTREE && req->algo != NSIM_ALGO_TREE) ||
+         req->coll != NSIM_COLL_ALLREDUCE || req->fold_tree))
         rc = nsim_plan_fold(s->topo, plan, &fold, err);
     if (rc == NSIM_OK && req->fold_senders && fold.played == fold.hosts) {
         /* refused after all: plan every host's sends */

@@ -494,7 +494,7 @@ static uint32_t alltoall_partner(const hostmap *hm, nsim_topo *t, uint32_t a)
     return (a + 1) % hm->nhosts;
 }
 
-/* ---- NVLSTree ---------------------------------------------------------
+/* ---- Tree and NVLSTree ------------------------------------------------
  * Per channel one of NCCL's two binary trees between hosts: a host's
  * work there depends on its role (depth, height, children), and the two
  * trees give each host two roles. The planner plays the hosts that
@@ -523,7 +523,8 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
     info->hosts = info->played = nsim_topo_nhosts(t);
     info->partner = UINT32_MAX;
     int tree = req->coll == NSIM_COLL_ALLREDUCE &&
-               req->algo == NSIM_ALGO_NVLSTREE;
+               (req->algo == NSIM_ALGO_NVLSTREE ||
+                req->algo == NSIM_ALGO_TREE);
     if ((req->coll != NSIM_COLL_ALLTOALL && !tree) || !req->compact_ops)
         return NSIM_OK;
     hostmap hm = {0};
@@ -602,7 +603,7 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
          p->req.coll != NSIM_COLL_ALLGATHER &&
          p->req.coll != NSIM_COLL_REDUCESCATTER))
         return refuse(fi, "only ring AllReduce, AllGather and ReduceScatter, "
-                          "NVLSTree AllReduce and AllToAll fold");
+                          "Tree and NVLSTree AllReduce and AllToAll fold");
     if (nsim_topo_nnodes(t) != nh)
         return refuse(fi, "NVLink domains span hosts");
     if (nh < 4)

@@ -27,9 +27,9 @@
  * and proxies what a host does. Routes of another bandwidth than the
  * played one refuse; RoCE (ECMP hashing) refuses.
  *
- * NVLSTree AllReduce: a host's work depends on its roles in NCCL's two
- * trees; the hosts played are one per role (about 2 log2(hosts)), the
- * others their phantom peers (fold.c).
+ * Tree and NVLSTree AllReduce: a host's work depends on its roles in
+ * NCCL's two trees; the hosts played are one per role (about
+ * 2 log2(hosts)), the others their phantom peers (fold.c).
  *
  * Cost: hosts / 2 times less (trees: hosts / 2 log2(hosts)). What no fold sees: contention between
  * hosts' flows in the fabric beyond the played hosts' switches.
@@ -72,7 +72,7 @@ typedef struct nsim_fold_info {
     nsim_time lat_diff_ps; /* the largest latency difference there */
     double bytes_diff;  /* the largest relative difference between a
                          * lane's payload and its twin's (<= TOL) */
-    uint32_t phantom_conns; /* NVLSTree: connections to or from a host
+    uint32_t phantom_conns; /* trees: connections to or from a host
                              * that is not played (fold.c) */
     char why_not[160];  /* not folded: why; empty when folded */
 } nsim_fold_info;

@@ -163,10 +163,10 @@ typedef struct nsim_plan_req {
      * nsim_plan_fold_prepare found alike */
     uint32_t fold_senders;
     uint32_t fold_host[2];
-    /* NVLSTree to be folded (fold.h): 1 plans only the hosts that stand
-     * for every role in the two trees (nsim__plan_tree_fold); their
-     * peers that are not played are phantoms, driven by the lanes of a
-     * played host in the same role */
+    /* Tree or NVLSTree AllReduce to be folded (fold.h): 1 plans only the
+     * hosts that stand for every role in the two trees
+     * (nsim__plan_tree_fold); their peers that are not played are
+     * phantoms, driven by the lanes of a played host in the same role */
     uint32_t fold_tree;
 } nsim_plan_req;
 

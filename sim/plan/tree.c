@@ -308,46 +308,104 @@ static int tree_ops(const nsim_plan *p, uint32_t c, uint8_t prim,
     return NSIM_OK;
 }
 
-/* Lane (c, r, k): k 0 reduce up (the root: both ways), 1 broadcast down. */
-#define LANE(c, r, k) (((c) * p->nranks + (r)) * 2 + (k))
+/* The ranks a Tree plan plays: all, or (req.fold_tree) those of the
+ * hosts nsim__plan_tree_fold chose; the others are phantoms, stood in
+ * for by the rank at the same place on the played host in their role. */
+typedef struct tplay {
+    uint32_t nplayed;  /* ranks played */
+    uint32_t *lidx;    /* per rank: its index among them, or UINT32_MAX */
+    uint32_t *host, *pos; /* per rank: host, place in the host's list */
+    uint32_t *rep;     /* fold: 2 x hosts (nsim__plan_tree_fold); NULL:
+                        * every host played */
+    uint32_t nhosts_played;
+} tplay;
 
-static int channel_conns(nsim_topo *t, nsim_plan *p, uint32_t c, tnode *nd,
+/* Lane (c, r, k) of a played rank: k 0 reduce up (the root: both ways),
+ * 1 broadcast down. */
+static uint32_t tlane_of(const tplay *v, uint32_t c,
+                         uint32_t r, uint32_t k)
+{
+    return (c * v->nplayed + v->lidx[r]) * 2 + k;
+}
+
+/* The played rank that plays rank r's part in tree `tree`. */
+static uint32_t stand_in(const host_list *hl, const tplay *v, int tree,
+                         uint32_t r)
+{
+    if (v->lidx[r] != UINT32_MAX)
+        return r;
+    uint32_t h = v->rep[(size_t)tree * hl->nhosts + v->host[r]];
+    return hl->ranks[hl->start[h] + v->pos[r]];
+}
+
+/* Lane l takes conn to receive from (recv) or send to; a lane past
+ * NSIM_LANE_MORE_CONNS refuses the (folded) plan. */
+static int lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
+                     nsim_err *err)
+{
+    uint32_t *first = recv ? &l->recv_conn : &l->send_conn;
+    uint32_t *n = recv ? &l->nrecv_more : &l->nsend_more;
+    if (*first != UINT32_MAX && *n == NSIM_LANE_MORE_CONNS)
+        return NSIM_ERR(err, NSIM_ENOTSUP,
+                        "Tree fold: rank %u would %s more than %u "
+                        "connections on channel %u",
+                        l->rank, recv ? "receive from" : "send to",
+                        NSIM_LANE_MORE_CONNS + 1, l->channel);
+    lane_add(first, recv ? l->recv_more : l->send_more, n, conn);
+    return NSIM_OK;
+}
+
+/* The up (child r -> parent q) and down connections between two ranks of
+ * channel c; an end on a host not played is a phantom (see tplay). */
+static int tree_pair(nsim_topo *t, nsim_plan *p, uint32_t c, int tree,
+                     const host_list *hl, const tplay *v, const tnode *nd,
+                     uint32_t r, uint32_t q, nsim_err *err)
+{
+    uint32_t up = p->nconns++, dn = p->nconns++;
+    uint32_t rs = stand_in(hl, v, tree, r), qs = stand_in(hl, v, tree, q);
+    uint32_t qk = nd[q].parent == UINT32_MAX ? 0 : 1;
+    NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, r, q, &p->conns[up], err));
+    NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, q, r, &p->conns[dn], err));
+    p->conns[up].send_lane = tlane_of(v, c, rs, 0);
+    p->conns[up].recv_lane = tlane_of(v, c, qs, 0);
+    p->conns[dn].send_lane = tlane_of(v, c, qs, qk);
+    p->conns[dn].recv_lane = tlane_of(v, c, rs, 1);
+    if (rs != r || qs != q)
+        p->phantom_conns += 2;
+    NSIM_TRY(lane_take(&p->lanes[p->conns[up].send_lane], 0, up, err));
+    NSIM_TRY(lane_take(&p->lanes[p->conns[dn].recv_lane], 1, dn, err));
+    NSIM_TRY(lane_take(&p->lanes[p->conns[up].recv_lane], 1, up, err));
+    return lane_take(&p->lanes[p->conns[dn].send_lane], 0, dn, err);
+}
+
+static int channel_conns(nsim_topo *t, nsim_plan *p, uint32_t c, int tree,
+                         const host_list *hl, const tplay *v, tnode *nd,
                          nsim_err *err)
 {
     for (uint32_t r = 0; r < p->nranks; r++) {
-        uint32_t q = nd[r].parent;
-        if (q == UINT32_MAX)
+        if (v->lidx[r] == UINT32_MAX)
             continue;
-        uint32_t up = p->nconns++, dn = p->nconns++;
-        NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, r, q, &p->conns[up],
-                                      err));
-        NSIM_TRY(nsim__plan_make_conn(t, &p->req, c, q, r, &p->conns[dn],
-                                      err));
-        nd[r].up_conn = up;
-        nd[r].down_conn = dn;
-        uint32_t qk = nd[q].parent == UINT32_MAX ? 0 : 1;
-        p->conns[up].send_lane = LANE(c, r, 0);
-        p->conns[up].recv_lane = LANE(c, q, 0);
-        p->conns[dn].send_lane = LANE(c, q, qk);
-        p->conns[dn].recv_lane = LANE(c, r, 1);
-        nsim_plan_lane *lu = &p->lanes[LANE(c, r, 0)];
-        nsim_plan_lane *ld = &p->lanes[LANE(c, r, 1)];
-        nsim_plan_lane *qu = &p->lanes[LANE(c, q, 0)];
-        nsim_plan_lane *qd = &p->lanes[LANE(c, q, qk)];
-        lu->send_conn = up;
-        ld->recv_conn = dn;
-        lane_add(&qu->recv_conn, qu->recv_more, &qu->nrecv_more, up);
-        lane_add(&qd->send_conn, qd->send_more, &qd->nsend_more, dn);
+        uint32_t q = nd[r].parent;
+        if (q != UINT32_MAX)
+            NSIM_TRY(tree_pair(t, p, c, tree, hl, v, nd, r, q, err));
+        for (uint32_t k = 0; v->rep != NULL && k < nd[r].nchild; k++) {
+            uint32_t y = nd[r].child[k];
+            if (v->lidx[y] == UINT32_MAX)
+                NSIM_TRY(tree_pair(t, p, c, tree, hl, v, nd, y, r, err));
+        }
     }
     return NSIM_OK;
 }
 
-static int channel_lanes(nsim_plan *p, uint32_t c, const tnode *nd)
+static int channel_lanes(nsim_plan *p, uint32_t c, const tplay *v,
+                         const tnode *nd)
 {
     op_owners owners = {{NULL}, 0};
     for (uint32_t r = 0; r < p->nranks; r++) {
-        nsim_plan_lane *lu = &p->lanes[LANE(c, r, 0)];
-        nsim_plan_lane *ld = &p->lanes[LANE(c, r, 1)];
+        if (v->lidx[r] == UINT32_MAX)
+            continue;
+        nsim_plan_lane *lu = &p->lanes[tlane_of(v, c, r, 0)];
+        nsim_plan_lane *ld = &p->lanes[tlane_of(v, c, r, 1)];
         int leaf = nd[r].nchild == 0;
         uint8_t up, down = 0;
         if (nd[r].parent == UINT32_MAX) {
@@ -366,20 +424,52 @@ static int channel_lanes(nsim_plan *p, uint32_t c, const tnode *nd)
     return NSIM_OK;
 }
 
-static int alloc_trees(nsim_plan *p, tnode **nd)
+/* The played ranks (all, or a fold's) and their lanes; NSIM_ENOMEM. */
+static int tplay_init(nsim_plan *p, const host_list *hl, tplay *v)
 {
-    uint32_t n = p->nranks, nc = p->nchannels;
-    p->nlanes = 2 * nc * n;
-    p->conns = calloc((size_t)2 * nc * n, sizeof *p->conns);
+    uint32_t n = p->nranks, H = hl->nhosts;
+    uint8_t *mark = NULL;
+    v->lidx = malloc(n * sizeof *v->lidx);
+    v->host = malloc(n * sizeof *v->host);
+    v->pos = malloc(n * sizeof *v->pos);
+    if (v->lidx == NULL || v->host == NULL || v->pos == NULL)
+        return NSIM_ENOMEM;
+    v->nhosts_played = H;
+    if (p->req.fold_tree) {
+        mark = malloc(H);
+        v->rep = malloc(2 * (size_t)H * sizeof *v->rep);
+        if (mark == NULL || v->rep == NULL ||
+            nsim__plan_tree_fold(H, mark, v->rep, &v->nhosts_played) !=
+                NSIM_OK) {
+            free(mark);
+            return NSIM_ENOMEM;
+        }
+        if (v->nhosts_played >= H) { /* every role needs its own host */
+            free(v->rep);
+            v->rep = NULL;
+            v->nhosts_played = H;
+        }
+    }
+    v->nplayed = 0;
+    for (uint32_t h = 0; h < H; h++)
+        for (uint32_t k = hl->start[h]; k < hl->start[h + 1]; k++) {
+            uint32_t r = hl->ranks[k];
+            v->host[r] = h;
+            v->pos[r] = k - hl->start[h];
+            v->lidx[r] = v->rep == NULL || mark[h] ? v->nplayed++ : UINT32_MAX;
+        }
+    free(mark);
+    uint32_t nc = p->nchannels, np = v->nplayed;
+    p->nlanes = 2 * nc * np;
+    p->conns = calloc((size_t)(v->rep ? 6 : 2) * nc * np, sizeof *p->conns);
     p->lanes = calloc(p->nlanes, sizeof *p->lanes);
     p->ring = malloc((size_t)nc * n * sizeof *p->ring);
-    *nd = malloc(n * sizeof **nd);
-    if (p->conns == NULL || p->lanes == NULL || p->ring == NULL || !*nd)
+    if (p->conns == NULL || p->lanes == NULL || p->ring == NULL)
         return NSIM_ENOMEM;
     for (uint32_t c = 0; c < nc; c++)
         for (uint32_t r = 0; r < n; r++)
-            for (uint32_t k = 0; k < 2; k++)
-                p->lanes[LANE(c, r, k)] = (nsim_plan_lane){
+            for (uint32_t k = 0; v->lidx[r] != UINT32_MAX && k < 2; k++)
+                p->lanes[tlane_of(v, c, r, k)] = (nsim_plan_lane){
                     c, r, UINT32_MAX, UINT32_MAX, 0, NULL, 0, 0, {0}, {0}, k};
     return NSIM_OK;
 }
@@ -388,26 +478,34 @@ int nsim__plan_build_trees(nsim_topo *t, nsim_plan *p, uint32_t nch_full,
                            nsim_err *err)
 {
     host_list hl = {0};
+    tplay v = {0};
     tnode *nd = NULL;
     int rc = nsim__plan_group_hosts(t, &hl);
     uint32_t nbase = nch_full >= 2 ? nch_full / 2 : 1;
     p->nhosts = hl.nhosts;
+    if (rc == NSIM_OK && (nd = malloc(p->nranks * sizeof *nd)) == NULL)
+        rc = NSIM_ENOMEM;
     if (rc == NSIM_OK)
-        rc = alloc_trees(p, &nd);
+        rc = tplay_init(p, &hl, &v);
     if (rc != NSIM_OK) {
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
         goto out;
     }
+    p->played_hosts = v.nhosts_played;
     tree_cut(p);
     for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++) {
         int tree = nch_full >= 2 && c >= nbase;
         channel_tree(&hl, c, nbase, tree, nd, &p->ring[c * p->nranks]);
-        rc = channel_conns(t, p, c, nd, err);
-        if (rc == NSIM_OK && channel_lanes(p, c, nd) != NSIM_OK)
+        rc = channel_conns(t, p, c, tree, &hl, &v, nd, err);
+        if (rc == NSIM_OK && channel_lanes(p, c, &v, nd) != NSIM_OK)
             rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     }
 out:
     free(nd);
+    free(v.lidx);
+    free(v.host);
+    free(v.pos);
+    free(v.rep);
     free(hl.ranks);
     free(hl.start);
     return rc;

@@ -384,10 +384,13 @@ static void check_tree_plan(nsim_topo *t, const nsim_plan *p)
     uint32_t per_host = p->nranks / p->nhosts, phantoms = 0;
     uint8_t *on = calloc(p->nhosts, 1);
     CU_ASSERT_FATAL(on != NULL);
-    CU_ASSERT_EQUAL(p->nlanes, 4 * p->nchannels * p->played_hosts * per_host);
+    uint32_t lanes = p->req.algo == NSIM_ALGO_TREE ? 2 : 4;
+    CU_ASSERT_EQUAL(p->nlanes,
+                    lanes * p->nchannels * p->played_hosts * per_host);
     for (uint32_t i = 0; i < p->nlanes; i++) {
         on[p->lanes[i].rank / per_host] = 1;
-        CU_ASSERT(p->lanes[i].nops > 0 || i % 4 == 3); /* a root's down */
+        /* only a root's down lane has no ops */
+        CU_ASSERT(p->lanes[i].nops > 0 || i % lanes == lanes - 1);
     }
     for (uint32_t i = 0; i < p->nconns; i++) {
         const nsim_plan_conn *c = &p->conns[i];
@@ -404,10 +407,14 @@ static void check_tree_plan(nsim_topo *t, const nsim_plan *p)
         CU_ASSERT(in_s && in_r);
         CU_ASSERT_EQUAL(sl->channel, c->channel);
         CU_ASSERT_EQUAL(rl->channel, c->channel);
-        CU_ASSERT_FATAL(c->transport == NSIM_TRANSPORT_NET);
+        if (c->transport != NSIM_TRANSPORT_NET) { /* a Tree's chain */
+            CU_ASSERT(sl->rank == c->from && rl->rank == c->to);
+            continue;
+        }
         uint32_t hs = c->from / per_host, hr = c->to / per_host;
         CU_ASSERT(on[hs] || on[hr]);
-        CU_ASSERT_EQUAL(c->from % per_host, c->to % per_host); /* head i */
+        if (p->req.algo == NSIM_ALGO_NVLSTREE) /* head i to head i */
+            CU_ASSERT_EQUAL(c->from % per_host, c->to % per_host);
         CU_ASSERT_EQUAL(nsim_topo_device(t, c->send_nic)->host, (int32_t)hs);
         CU_ASSERT_EQUAL(nsim_topo_device(t, c->recv_nic)->host, (int32_t)hr);
         if (sl->rank != c->from || rl->rank != c->to) {
@@ -425,15 +432,15 @@ static void check_tree_plan(nsim_topo *t, const nsim_plan *p)
 
 /* At 2^k hosts both trees are complete: one host per role, 2 (k + 1) in
  * all; the plan is well formed at 16 and at 1,024 hosts (planned, not
- * run). */
-static void test_fold_nvlstree_plan(void)
+ * run), for NVLSTree and for Tree. */
+static void test_fold_tree_plans(void)
 {
-    static const uint32_t hosts[] = {16, 1024};
-    for (unsigned k = 0; k < 2; k++) {
+    static const uint32_t hosts[] = {16, 1024, 16};
+    for (unsigned k = 0; k < 3; k++) {
         nsim_topo *t = cluster(hosts[k], 0);
         nsim_err err;
         nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, 64u << 20);
-        r.algo = NSIM_ALGO_NVLSTREE;
+        r.algo = k < 2 ? NSIM_ALGO_NVLSTREE : NSIM_ALGO_TREE;
         nsim_fold_info fi;
         NSIM_ASSERT_OK(nsim_plan_fold_prepare(t, &r, &fi, &err));
         CU_ASSERT_EQUAL(r.fold_tree, 1);
@@ -442,9 +449,10 @@ static void test_fold_nvlstree_plan(void)
         uint32_t lg = 0;
         while ((1u << lg) < hosts[k])
             lg++;
-        fprintf(stderr, "\n  NVLSTree, %u hosts: %u played, %u of %u NET "
+        fprintf(stderr, "\n  %s, %u hosts: %u played, %u of %u NET "
                         "connections phantom",
-                hosts[k], fi.played, fi.phantom_conns, fi.net_conns);
+                k < 2 ? "NVLSTree" : "Tree", hosts[k], fi.played,
+                fi.phantom_conns, fi.net_conns);
         CU_ASSERT_EQUAL(fi.played, p->played_hosts);
         CU_ASSERT(fi.played <= 2 * (lg + 1) && fi.played < hosts[k]);
         CU_ASSERT(fi.phantom_conns > 0 && fi.why_not[0] == '\0');
@@ -455,8 +463,9 @@ static void test_fold_nvlstree_plan(void)
 }
 
 /* Sixteen hosts, 16 MiB: eight played hosts give the whole NVLSTree's
- * time within 2 %; fewer than 8 hosts, RoCE and --fold off play all. */
-static void test_fold_nvlstree_run(void)
+ * and the whole Tree's time within 2 %; fewer than 8 hosts, RoCE and
+ * --fold off play all. */
+static void test_fold_tree_runs(void)
 {
     nsim_topo *t = cluster(16, 0);
     nsim_scenario *s = flow_scenario(t, "nvlstree", "all_reduce_perf",
@@ -469,6 +478,16 @@ static void test_fold_nvlstree_run(void)
     CU_ASSERT(folded.events < whole.events);
     fprintf(stderr, "\n  NVLSTree 16 MiB, 16 hosts: folded %.2f us (%u "
                     "hosts), whole %.2f us\n",
+            folded.time_us, folded.fold.played, whole.time_us);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) < 0.02 * whole.time_us);
+    nsim_scenario_destroy(s);
+    s = flow_scenario(t, "tree", "all_reduce_perf",
+                      ", \"algorithm\": \"Tree\"");
+    folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
+    CU_ASSERT(folded.fold.played < 16 && whole.fold.played == 16);
+    fprintf(stderr, "  Tree 16 MiB, 16 hosts: folded %.2f us (%u hosts), "
+                    "whole %.2f us\n",
             folded.time_us, folded.fold.played, whole.time_us);
     CU_ASSERT(fabs(folded.time_us - whole.time_us) < 0.02 * whole.time_us);
     nsim_scenario_destroy(s);
@@ -499,7 +518,7 @@ CU_TestInfo nsim_test_fold[] = {
     {"run policy", test_fold_run_policy},
     {"alltoall", test_fold_alltoall},
     {"alltoall refusals", test_fold_alltoall_refusals},
-    {"nvlstree plan", test_fold_nvlstree_plan},
-    {"nvlstree run", test_fold_nvlstree_run},
+    {"tree plans", test_fold_tree_plans},
+    {"tree runs", test_fold_tree_runs},
     CU_TEST_INFO_NULL,
 };
