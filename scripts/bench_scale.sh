@@ -70,6 +70,11 @@ if [ $quick = 0 ]; then
         run "ring, --fold off" "$n" all_reduce_perf 1G - --algo Ring --fold off
     done
     run "alltoall 64 MiB" 128 alltoall_perf 64M 30
+    # NCCL's default (NVLSTree on these), folded onto one host per role
+    # in the two trees; beside it every host played at 16 nodes
+    run "NCCL default allreduce 1 GiB" 16 all_reduce_perf 1G -
+    run "NCCL default, --fold off" 16 all_reduce_perf 1G - --fold off
+    run "NCCL default allreduce 1 GiB" 128 all_reduce_perf 1G -
     run "NCCL default allreduce 1 GiB" 16384 all_reduce_perf 1G 60
 fi
 # exponent of column c against ranks: least squares on log-log
