@@ -1402,15 +1402,13 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 static int job_key(const nsim_topo *t, const nsim_search_opts *o,
                    uint64_t *key)
 {
-    char *text = NULL;
-    if (nsim_topo_to_json(t, &text, NULL) != NSIM_OK)
+    uint64_t h;
+    if (nsim_topo_content_hash(t, &h) != NSIM_OK)
         return -1;
-    uint64_t h = fnv1a(14695981039346656037ull, text, strlen(text));
     h = fnv1a(h, &o->pattern, sizeof o->pattern);
     h = fnv1a(h, &o->cross_nic, sizeof o->cross_nic);
     h = fnv1a(h, &o->min_channels, sizeof o->min_channels);
     h = fnv1a(h, &o->max_channels, sizeof o->max_channels);
-    free(text);
     *key = h;
     return 0;
 }

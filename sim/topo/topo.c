@@ -51,6 +51,9 @@ struct nsim_topo {
      * empty), so that building a 16k-node cluster is not quadratic */
     uint32_t *name_idx;
     uint32_t name_cap;
+    /* nsim_topo_content_hash, kept until a device or link is added */
+    uint64_t content_hash;
+    int content_hashed;
 };
 
 static const char *const dev_type_names[NSIM_DEV__COUNT] = {
@@ -247,6 +250,7 @@ int nsim_topo_add_device(nsim_topo *t, const nsim_device *d, uint32_t *out,
         *out = t->ndevs;
     t->ndevs++;
     t->finalized = 0;
+    t->content_hashed = 0;
     return NSIM_OK;
 }
 
@@ -292,6 +296,7 @@ int nsim_topo_add_link(nsim_topo *t, uint32_t a, uint32_t b,
     t->links[i + 1] = (nsim_link){b, a, type, bw, lane_bw, lat_ps, count, i};
     t->nlinks += 2;
     t->finalized = 0;
+    t->content_hashed = 0;
     if (out != NULL)
         *out = i;
     return NSIM_OK;
@@ -876,6 +881,24 @@ int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
         t->routes_len++;
     }
     *out = t->routes[slot].route;
+    return NSIM_OK;
+}
+
+int nsim_topo_content_hash(const nsim_topo *t, uint64_t *out)
+{
+    if (!t->content_hashed) {
+        char *text = NULL;
+        if (nsim_topo_to_json(t, &text, NULL) != NSIM_OK)
+            return NSIM_ENOMEM;
+        uint64_t h = 14695981039346656037ull; /* FNV-1a */
+        for (const unsigned char *b = (const unsigned char *)text; *b; b++)
+            h = (h ^ *b) * 1099511628211ull;
+        free(text);
+        nsim_topo *m = (nsim_topo *)t; /* a cache of t's content */
+        m->content_hash = h;
+        m->content_hashed = 1;
+    }
+    *out = t->content_hash;
     return NSIM_OK;
 }
 
