@@ -48,7 +48,8 @@ struct flow {
     use *use;
     uint32_t nuse, cap;
     uint32_t mark, frozen; /* recompute epochs */
-    uint32_t fifo;       /* its first server + 1 if that one is FIFO */
+    uint32_t fifo;       /* its first server (index in fn->s) + 1 if that
+                          * one is FIFO */
     uint8_t live;        /* on its servers */
     uint8_t fifo_active; /* the one flow of its path through its FIFO */
     flow *next_free;     /* also: the next flow waiting at a FIFO */
@@ -72,6 +73,7 @@ typedef struct srv {
     double bw;            /* cached from the fabric */
     double load;          /* sum of rate x coef of its flows */
     double rcap, wsum;
+    uint32_t fab_id;      /* its id in the fabric */
 } srv;
 
 #define NO_POS UINT32_MAX
@@ -85,8 +87,13 @@ struct nsim_flownet {
     nsim_fabric *fab;
     nsim_sim *sim;
     const nsim_params *p;
+    /* the servers flows have used, densely (a cluster's fabric has
+     * millions, a run's flows touch a few thousand): map takes a fabric
+     * server id to its index in s, or UINT32_MAX */
     srv *s;
-    uint32_t ns;
+    uint32_t ns, scap;
+    uint32_t *map;
+    uint32_t nmap;
     flow *free_list;
     flow_block *blocks;
     uint32_t *dirty;
@@ -155,6 +162,7 @@ void nsim_flownet_destroy(nsim_flownet *fn)
     for (uint32_t i = 0; i < fn->ns; i++)
         free(fn->s[i].r);
     free(fn->s);
+    free(fn->map);
     free(fn->dirty);
     free(fn->fresh);
     free(fn->work);
@@ -169,24 +177,38 @@ nsim_flownet_counters nsim_flownet_get_counters(const nsim_flownet *fn)
     return fn->st;
 }
 
-/* The fabric may have gained servers (thread blocks) since. */
-static int sync_servers(nsim_flownet *fn)
+/* The index in fn->s of fabric server id, its state made on first use
+ * (the fabric may have gained servers, thread blocks, since). */
+static int server_index(nsim_flownet *fn, uint32_t id, uint32_t *out)
 {
-    uint32_t n = nsim_fabric_nservers(fn->fab);
-    if (n <= fn->ns)
-        return NSIM_OK;
-    srv *s = realloc(fn->s, (size_t)n * sizeof *s);
-    if (s == NULL)
-        return NSIM_ENOMEM;
-    memset(s + fn->ns, 0, (size_t)(n - fn->ns) * sizeof *s);
-    for (uint32_t i = fn->ns; i < n; i++) {
-        nsim_server_info si = nsim_fabric_server_info(fn->fab, i);
-        s[i].bw = si.bw;
-        s[i].down = (uint8_t)si.down;
+    if (id >= fn->nmap) {
+        uint32_t n = nsim_fabric_nservers(fn->fab);
+        n = n > id ? n : id + 1;
+        uint32_t *m = realloc(fn->map, (size_t)n * sizeof *m);
+        if (m == NULL)
+            return NSIM_ENOMEM;
+        memset(m + fn->nmap, 0xff, (size_t)(n - fn->nmap) * sizeof *m);
+        fn->map = m;
+        fn->nmap = n;
     }
-    fn->s = s;
-    fn->ns = n;
+    if (fn->map[id] == UINT32_MAX) {
+        NSIM_TRY(grow((void **)&fn->s, &fn->scap, fn->ns + 1, sizeof *fn->s));
+        srv *s = &fn->s[fn->ns];
+        nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
+        memset(s, 0, sizeof *s);
+        s->bw = si.bw;
+        s->down = (uint8_t)si.down;
+        s->fab_id = id;
+        fn->map[id] = fn->ns++;
+    }
+    *out = fn->map[id];
     return NSIM_OK;
+}
+
+/* The index of fabric server id, or UINT32_MAX if no flow used it. */
+static uint32_t server_known(const nsim_flownet *fn, uint32_t id)
+{
+    return id < fn->nmap ? fn->map[id] : UINT32_MAX;
 }
 
 static int flow_get(nsim_flownet *fn, flow **out)
@@ -714,7 +736,6 @@ static void on_start(nsim_sim *sim, nsim_event *ev)
 int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
                       uint32_t read_hops, nsim_piece_fn *drained)
 {
-    NSIM_TRY(sync_servers(fn));
     uint64_t bytes = p->bytes;
     uint64_t u = unit && unit < bytes ? unit : bytes;
     uint64_t n = u ? (bytes + u - 1) / u : 1;
@@ -745,10 +766,14 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
             control = 0;
         nsim_fabric_account(fn->fab, id, bytes, w, n, wire_ps(w, si.bw));
         if (bytes > 0) {
-            f->use[f->nuse++] = (use){id, 0, (double)w / (double)bytes};
-            if (rev > 0)
+            uint32_t k;
+            NSIM_TRY(server_index(fn, id, &k));
+            f->use[f->nuse++] = (use){k, 0, (double)w / (double)bytes};
+            if (rev > 0) {
+                NSIM_TRY(server_index(fn, si.reverse, &k));
                 f->use[f->nuse++] =
-                    (use){si.reverse, 0, (double)rev / (double)bytes};
+                    (use){k, 0, (double)rev / (double)bytes};
+            }
         }
         if (rev > 0) {
             nsim_server_info ri = nsim_fabric_server_info(fn->fab, si.reverse);
@@ -774,8 +799,11 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
     f->rem = (double)bytes;
     f->tail = lat + sum_unit - max_unit;
     f->drained = drained;
-    if (nsim_fabric_server_info(fn->fab, p->path[0]).wire == NSIM_WIRE_RAW)
-        f->fifo = p->path[0] + 1;
+    if (nsim_fabric_server_info(fn->fab, p->path[0]).wire == NSIM_WIRE_RAW) {
+        uint32_t k;
+        NSIM_TRY(server_index(fn, p->path[0], &k));
+        f->fifo = k + 1;
+    }
     if (p->start_delay == 0) {
         /* on its servers at once: free_at sees it */
         start(fn, f);
@@ -790,9 +818,10 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
 nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t id)
 {
     nsim_time now = nsim_sim_now(fn->sim);
-    if (id >= fn->ns)
-        return now;
-    const srv *s = &fn->s[id];
+    uint32_t at = server_known(fn, id);
+    if (at == UINT32_MAX)
+        return now; /* no flow has used it */
+    const srv *s = &fn->s[at];
     double bw = s->bw, work = 0;
     for (uint32_t k = 0; k < s->n; k++) {
         const flow *f = s->r[k].f;
@@ -808,16 +837,15 @@ nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t id)
 
 void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
 {
-    if (sync_servers(fn) != NSIM_OK) {
-        oom(fn);
-        return;
-    }
+    uint32_t k = server_known(fn, id);
+    if (k == UINT32_MAX)
+        return; /* no flow has used it: read when one does */
     nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
-    srv *s = &fn->s[id];
+    srv *s = &fn->s[k];
     s->bw = si.bw;
     s->down = (uint8_t)si.down;
     if (!si.down) {
-        mark_dirty(fn, id, 1);
+        mark_dirty(fn, k, 1);
         return;
     }
     while (s->n > 0) {
