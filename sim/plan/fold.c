@@ -442,13 +442,15 @@ static int rewrite(const fold *f, nsim_plan *p)
  * counted (the fabric beyond a's and b's switches carries nothing: a
  * fold cannot see contention there, so RoCE's ECMP refuses it). */
 
-static int alltoall_hosts(nsim_topo *t, uint32_t nranks, hostmap *hm,
-                          nsim_fold_info *fi)
+/* Hosts alike enough to fold an AllToAll or a tree (at least min_hosts
+ * of them): 1, or 0 with why, or NSIM_ENOMEM. */
+static int hosts_alike(nsim_topo *t, uint32_t nranks, uint32_t min_hosts,
+                       hostmap *hm, nsim_fold_info *fi)
 {
     if (nsim_topo_nnodes(t) != fi->hosts)
         return refuse(fi, "NVLink domains span hosts");
-    if (fi->hosts < 4)
-        return refuse(fi, "fewer than 4 hosts");
+    if (fi->hosts < min_hosts)
+        return refuse(fi, "fewer than %u hosts", min_hosts);
     int rc = hostmap_build(t, nranks, hm, fi);
     if (rc != 1)
         return rc;
@@ -506,16 +508,6 @@ static uint32_t alltoall_partner(const hostmap *hm, nsim_topo *t, uint32_t a)
  * played host then sends and receives what it does in the whole run,
  * over its own NICs, PCIe and NVLink. */
 
-static int tree_hosts(nsim_topo *t, uint32_t nranks, hostmap *hm,
-                      nsim_fold_info *fi)
-{
-    if (nsim_topo_nnodes(t) != fi->hosts)
-        return refuse(fi, "NVLink domains span hosts");
-    if (fi->hosts < 8)
-        return refuse(fi, "fewer than 8 hosts");
-    return alltoall_hosts(t, nranks, hm, fi);
-}
-
 int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
                            nsim_fold_info *info, nsim_err *err)
 {
@@ -528,8 +520,8 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
     if ((req->coll != NSIM_COLL_ALLTOALL && !tree) || !req->compact_ops)
         return NSIM_OK;
     hostmap hm = {0};
-    int rc = tree ? tree_hosts(t, nsim_topo_nranks(t), &hm, info)
-                  : alltoall_hosts(t, nsim_topo_nranks(t), &hm, info);
+    /* a tree of fewer than 8 hosts plays about all of them */
+    int rc = hosts_alike(t, nsim_topo_nranks(t), tree ? 8 : 4, &hm, info);
     if (rc == 1 && tree) {
         req->fold_tree = 1;
     } else if (rc == 1) {

@@ -179,15 +179,6 @@ static int head_ops(const nsim_plan *p, uint32_t c, uint32_t h, uint8_t prim,
     return chunk_ops(p, c, h, h + 1, prim, l);
 }
 
-static void add_conn(uint32_t *first, uint32_t *more, uint32_t *nmore,
-                     uint32_t conn)
-{
-    if (*first == UINT32_MAX)
-        *first = conn;
-    else
-        more[(*nmore)++] = conn;
-}
-
 /* The hosts an NVLSTree plan plays: all, or (req.fold_tree) those that
  * nsim__plan_tree_fold chose, the others standing in as phantoms. */
 typedef struct nvt {
@@ -283,23 +274,6 @@ static int nvlstree_local(nsim_plan *p, uint32_t c, const nvt *v)
     return NSIM_OK;
 }
 
-/* Lane l takes conn as one more connection to receive from (recv) or to
- * send to; a folded tree refuses a lane past NSIM_LANE_MORE_CONNS. */
-static int lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
-                     nsim_err *err)
-{
-    uint32_t *first = recv ? &l->recv_conn : &l->send_conn;
-    uint32_t *n = recv ? &l->nrecv_more : &l->nsend_more;
-    if (*first != UINT32_MAX && *n == NSIM_LANE_MORE_CONNS)
-        return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "NVLSTree fold: rank %u would %s more than %u "
-                        "connections on channel %u",
-                        l->rank, recv ? "receive from" : "send to",
-                        NSIM_LANE_MORE_CONNS + 1, l->channel);
-    add_conn(first, recv ? l->recv_more : l->send_more, n, conn);
-    return NSIM_OK;
-}
-
 /* A NET connection of channel c between head i of child host y and of
  * its parent host x, up (reduce) or down (broadcast). A side whose host
  * is not played is a phantom: its GPU, NIC and proxy carry the transfer
@@ -320,8 +294,10 @@ static int tree_conn(nsim_topo *t, nsim_plan *p, uint32_t c, const nvt *v,
     pc->recv_lane = tlane(v, c, st, i, up ? 2 : 3);
     if (sf != from || st != to)
         p->phantom_conns++;
-    NSIM_TRY(lane_take(&p->lanes[pc->send_lane], 0, id, err));
-    return lane_take(&p->lanes[pc->recv_lane], 1, id, err);
+    NSIM_TRY(nsim__plan_lane_take(&p->lanes[pc->send_lane], 0, id,
+                                  "NVLSTree", err));
+    return nsim__plan_lane_take(&p->lanes[pc->recv_lane], 1, id, "NVLSTree",
+                                err);
 }
 
 /* The NET part of channel c: head i of each played host to head i of its
@@ -384,21 +360,9 @@ static int nvt_hosts(nsim_plan *p, nvt *v)
     v->pidx = malloc(H * sizeof *v->pidx);
     if (v->played == NULL || v->pidx == NULL)
         return NSIM_ENOMEM;
-    v->nplayed = H;
-    if (p->req.fold_tree) {
-        mark = malloc(H);
-        v->rep = malloc(2 * (size_t)H * sizeof *v->rep);
-        if (mark == NULL || v->rep == NULL ||
-            nsim__plan_tree_fold(H, mark, v->rep, &v->nplayed) != NSIM_OK) {
-            free(mark);
-            return NSIM_ENOMEM;
-        }
-        if (v->nplayed >= H) { /* every role needs its own host */
-            free(v->rep);
-            v->rep = NULL;
-            v->nplayed = H;
-        }
-    }
+    if (nsim__plan_tree_played(p, H, &mark, &v->rep, &v->nplayed) !=
+        NSIM_OK)
+        return NSIM_ENOMEM;
     for (uint32_t x = 0, j = 0; x < H; x++) {
         int on = v->rep == NULL || mark[x];
         v->pidx[x] = on ? j : UINT32_MAX;

@@ -259,6 +259,25 @@ static uint32_t rank_node(nsim_topo *t, uint32_t r)
                                nsim_topo_device(t, nsim_topo_rank_device(t, r))->host);
 }
 
+int nsim__plan_lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
+                         const char *what, nsim_err *err)
+{
+    uint32_t *first = recv ? &l->recv_conn : &l->send_conn;
+    uint32_t *n = recv ? &l->nrecv_more : &l->nsend_more;
+    if (*first == UINT32_MAX) {
+        *first = conn;
+        return NSIM_OK;
+    }
+    if (*n == NSIM_LANE_MORE_CONNS)
+        return NSIM_ERR(err, NSIM_ENOTSUP,
+                        "%s fold: rank %u would %s more than %u "
+                        "connections on channel %u",
+                        what, l->rank, recv ? "receive from" : "send to",
+                        NSIM_LANE_MORE_CONNS + 1, l->channel);
+    (recv ? l->recv_more : l->send_more)[(*n)++] = conn;
+    return NSIM_OK;
+}
+
 /* Ranks grouped by node, nodes in order of their first rank. */
 int nsim__plan_group_hosts(nsim_topo *t, host_list *hl)
 {

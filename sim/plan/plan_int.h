@@ -65,6 +65,13 @@ uint64_t nsim__plan_pat_chunk(const nsim_plan *p);
 void nsim__plan_dtree(int n, int idx, int tree, int *u, int *d0, int *d1,
                       int *child_type);
 
+/* Lane l takes conn as one more connection to receive from (recv) or to
+ * send to (after the first, into the _more lists). A lane past
+ * NSIM_LANE_MORE_CONNS fails NSIM_ENOTSUP naming the algorithm (what),
+ * the rank and the channel: a folded tree's played lanes also stand in
+ * for phantom peers. */
+int nsim__plan_lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
+                         const char *what, nsim_err *err);
 /* A folded double binary tree over n hosts (fold.h): played[x] = 1 for
  * the hosts played, *nplayed of them; rep[t * n + x] the played host
  * whose role in tree t (depth, height, children) is x's (x itself when
@@ -72,5 +79,11 @@ void nsim__plan_dtree(int n, int idx, int tree, int *u, int *d0, int *d1,
  * no played host has yet is played too. NSIM_ENOMEM. */
 int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
                          uint32_t *nplayed);
+/* For a plan with req.fold_tree: the hosts it plays (*played per host,
+ * *rep as above, *nplayed of n) when that is fewer than n; otherwise
+ * (or without fold_tree) both NULL and *nplayed = n. The caller frees
+ * both. NSIM_ENOMEM. */
+int nsim__plan_tree_played(const nsim_plan *p, uint32_t n, uint8_t **played,
+                           uint32_t **rep, uint32_t *nplayed);
 
 #endif

@@ -209,6 +209,34 @@ out:
     return rc;
 }
 
+int nsim__plan_tree_played(const nsim_plan *p, uint32_t n, uint8_t **played,
+                           uint32_t **rep, uint32_t *nplayed)
+{
+    *played = NULL;
+    *rep = NULL;
+    *nplayed = n;
+    if (!p->req.fold_tree)
+        return NSIM_OK;
+    *played = malloc(n);
+    *rep = malloc(2 * (size_t)n * sizeof **rep);
+    if (*played == NULL || *rep == NULL ||
+        nsim__plan_tree_fold(n, *played, *rep, nplayed) != NSIM_OK) {
+        free(*played);
+        free(*rep);
+        *played = NULL;
+        *rep = NULL;
+        return NSIM_ENOMEM;
+    }
+    if (*nplayed >= n) { /* every role needs its own host */
+        free(*played);
+        free(*rep);
+        *played = NULL;
+        *rep = NULL;
+        *nplayed = n;
+    }
+    return NSIM_OK;
+}
+
 typedef struct tnode {
     uint32_t parent; /* UINT32_MAX at the root */
     uint32_t nchild, child[3];
@@ -251,15 +279,6 @@ static void channel_tree(const host_list *hl, uint32_t c, uint32_t nbase,
             link_child(nd, at, order[hl->start[d[j]]]);
         }
     }
-}
-
-static void lane_add(uint32_t *first, uint32_t *more, uint32_t *nmore,
-                     uint32_t conn)
-{
-    if (*first == UINT32_MAX)
-        *first = conn;
-    else
-        more[(*nmore)++] = conn;
 }
 
 /* Chunk of one tree step (nccl-internals 3.3; NCCL enqueue.cc
@@ -338,23 +357,6 @@ static uint32_t stand_in(const host_list *hl, const tplay *v, int tree,
     return hl->ranks[hl->start[h] + v->pos[r]];
 }
 
-/* Lane l takes conn to receive from (recv) or send to; a lane past
- * NSIM_LANE_MORE_CONNS refuses the (folded) plan. */
-static int lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
-                     nsim_err *err)
-{
-    uint32_t *first = recv ? &l->recv_conn : &l->send_conn;
-    uint32_t *n = recv ? &l->nrecv_more : &l->nsend_more;
-    if (*first != UINT32_MAX && *n == NSIM_LANE_MORE_CONNS)
-        return NSIM_ERR(err, NSIM_ENOTSUP,
-                        "Tree fold: rank %u would %s more than %u "
-                        "connections on channel %u",
-                        l->rank, recv ? "receive from" : "send to",
-                        NSIM_LANE_MORE_CONNS + 1, l->channel);
-    lane_add(first, recv ? l->recv_more : l->send_more, n, conn);
-    return NSIM_OK;
-}
-
 /* The up (child r -> parent q) and down connections between two ranks of
  * channel c; an end on a host not played is a phantom (see tplay). */
 static int tree_pair(nsim_topo *t, nsim_plan *p, uint32_t c, int tree,
@@ -372,10 +374,13 @@ static int tree_pair(nsim_topo *t, nsim_plan *p, uint32_t c, int tree,
     p->conns[dn].recv_lane = tlane_of(v, c, rs, 1);
     if (rs != r || qs != q)
         p->phantom_conns += 2;
-    NSIM_TRY(lane_take(&p->lanes[p->conns[up].send_lane], 0, up, err));
-    NSIM_TRY(lane_take(&p->lanes[p->conns[dn].recv_lane], 1, dn, err));
-    NSIM_TRY(lane_take(&p->lanes[p->conns[up].recv_lane], 1, up, err));
-    return lane_take(&p->lanes[p->conns[dn].send_lane], 0, dn, err);
+    static const uint32_t conn_of[4] = {0, 1, 0, 1}, recv_of[4] = {0, 1, 1, 0};
+    uint32_t lane_of[4] = {p->conns[up].send_lane, p->conns[dn].recv_lane,
+                           p->conns[up].recv_lane, p->conns[dn].send_lane};
+    for (int k = 0; k < 4; k++)
+        NSIM_TRY(nsim__plan_lane_take(&p->lanes[lane_of[k]], (int)recv_of[k],
+                                      conn_of[k] ? dn : up, "Tree", err));
+    return NSIM_OK;
 }
 
 static int channel_conns(nsim_topo *t, nsim_plan *p, uint32_t c, int tree,
@@ -434,22 +439,9 @@ static int tplay_init(nsim_plan *p, const host_list *hl, tplay *v)
     v->pos = malloc(n * sizeof *v->pos);
     if (v->lidx == NULL || v->host == NULL || v->pos == NULL)
         return NSIM_ENOMEM;
-    v->nhosts_played = H;
-    if (p->req.fold_tree) {
-        mark = malloc(H);
-        v->rep = malloc(2 * (size_t)H * sizeof *v->rep);
-        if (mark == NULL || v->rep == NULL ||
-            nsim__plan_tree_fold(H, mark, v->rep, &v->nhosts_played) !=
-                NSIM_OK) {
-            free(mark);
-            return NSIM_ENOMEM;
-        }
-        if (v->nhosts_played >= H) { /* every role needs its own host */
-            free(v->rep);
-            v->rep = NULL;
-            v->nhosts_played = H;
-        }
-    }
+    if (nsim__plan_tree_played(p, H, &mark, &v->rep, &v->nhosts_played) !=
+        NSIM_OK)
+        return NSIM_ENOMEM;
     v->nplayed = 0;
     for (uint32_t h = 0; h < H; h++)
         for (uint32_t k = hl->start[h]; k < hl->start[h + 1]; k++) {
