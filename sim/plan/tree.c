@@ -84,28 +84,65 @@ void nsim__plan_dtree(int n, int idx, int tree, int *u, int *d0, int *d1,
     }
 }
 
-/* The role of host x in one tree: depth, height and children (each
- * capped; a btree is log2(n) deep). */
-#define ROLE_DEPTH 64u
-#define ROLE_HEIGHT 64u
+/* The role of host x in one tree: its depth and the shape of its
+ * subtree (its children's shapes, in order), as a dense id < n: hosts
+ * of one role do the same work at the same moments. */
 #define NO_HOST UINT32_MAX
 
 typedef struct tree_roles {
     int32_t *up, *down; /* per host: parent, and 2 children (-1: none) */
-    uint32_t *role;     /* per host: depth, height, children as one key */
+    uint32_t *role;     /* per host: its role's id */
 } tree_roles;
+
+/* Ids for 64-bit keys: open addressing, cap a power of two > n keys. */
+typedef struct interner {
+    uint64_t *key;
+    uint32_t *id;
+    uint32_t cap, n;
+} interner;
+
+static uint32_t intern(interner *in, uint64_t key)
+{
+    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) &
+                 (in->cap - 1);
+    while (in->id[i] != NO_HOST && in->key[i] != key)
+        i = (i + 1) & (in->cap - 1);
+    if (in->id[i] == NO_HOST) {
+        in->key[i] = key;
+        in->id[i] = in->n++;
+    }
+    return in->id[i];
+}
+
+static int interner_init(interner *in, uint32_t n)
+{
+    in->cap = 2;
+    while (in->cap < 2 * n + 2)
+        in->cap *= 2;
+    in->n = 0;
+    in->key = malloc(in->cap * sizeof *in->key);
+    in->id = malloc(in->cap * sizeof *in->id);
+    if (in->key == NULL || in->id == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t i = 0; i < in->cap; i++)
+        in->id[i] = NO_HOST;
+    return NSIM_OK;
+}
 
 static int roles_build(uint32_t n, int tree, tree_roles *tr)
 {
-    uint32_t *depth = calloc(n, sizeof *depth), *height = NULL;
+    uint32_t *depth = calloc(n, sizeof *depth), *shape = NULL;
     uint32_t *order = malloc(n * sizeof *order);
+    interner shapes = {0}, roles = {0};
     tr->up = malloc(n * sizeof *tr->up);
     tr->down = malloc(2 * (size_t)n * sizeof *tr->down);
     tr->role = malloc(n * sizeof *tr->role);
-    height = calloc(n, sizeof *height);
+    shape = malloc(n * sizeof *shape);
     int rc = NSIM_ENOMEM;
     if (depth == NULL || order == NULL || tr->up == NULL ||
-        tr->down == NULL || tr->role == NULL || height == NULL)
+        tr->down == NULL || tr->role == NULL || shape == NULL ||
+        interner_init(&shapes, n) != NSIM_OK ||
+        interner_init(&roles, n) != NSIM_OK)
         goto out;
     uint32_t head = 0, tail = 0;
     for (uint32_t x = 0; x < n; x++) {
@@ -127,20 +164,21 @@ static int roles_build(uint32_t n, int tree, tree_roles *tr)
     }
     for (uint32_t k = tail; k-- > 0;) { /* leaves first */
         uint32_t x = order[k];
-        if (tr->up[x] >= 0 && height[tr->up[x]] < height[x] + 1)
-            height[tr->up[x]] = height[x] + 1;
-    }
-    for (uint32_t x = 0; x < n; x++) {
-        uint32_t nch = (tr->down[2 * x] >= 0) + (tr->down[2 * x + 1] >= 0);
-        uint32_t d = depth[x] < ROLE_DEPTH ? depth[x] : ROLE_DEPTH - 1;
-        uint32_t h = height[x] < ROLE_HEIGHT ? height[x] : ROLE_HEIGHT - 1;
-        tr->role[x] = (d * ROLE_HEIGHT + h) * 3 + nch;
+        int32_t c0 = tr->down[2 * x], c1 = tr->down[2 * x + 1];
+        uint64_t s0 = c0 >= 0 ? shape[c0] + 1ull : 0;
+        uint64_t s1 = c1 >= 0 ? shape[c1] + 1ull : 0;
+        shape[x] = intern(&shapes, s0 << 32 | s1);
+        tr->role[x] = intern(&roles, (uint64_t)depth[x] << 32 | shape[x]);
     }
     rc = NSIM_OK;
 out:
     free(depth);
-    free(height);
+    free(shape);
     free(order);
+    free(shapes.key);
+    free(shapes.id);
+    free(roles.key);
+    free(roles.id);
     return rc;
 }
 
@@ -151,20 +189,18 @@ static void roles_free(tree_roles *tr)
     free(tr->role);
 }
 
-#define NROLES (ROLE_DEPTH * ROLE_HEIGHT * 3)
-
 int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
                          uint32_t *nplayed)
 {
     tree_roles tr[2] = {{0}};
-    uint32_t *by_role = malloc(2 * (size_t)NROLES * sizeof *by_role);
+    uint32_t *by_role = malloc(2 * (size_t)n * sizeof *by_role);
     uint32_t *queue = malloc(n * sizeof *queue), head = 0, tail = 0;
     int rc = NSIM_ENOMEM;
     if (by_role == NULL || queue == NULL ||
         roles_build(n, 0, &tr[0]) != NSIM_OK ||
         roles_build(n, 1, &tr[1]) != NSIM_OK)
         goto out;
-    for (uint32_t i = 0; i < 2 * NROLES; i++)
+    for (uint32_t i = 0; i < 2 * n; i++)
         by_role[i] = NO_HOST;
     memset(played, 0, n);
     for (uint32_t x = 0; x < n; x++)
@@ -175,8 +211,8 @@ int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
             }
     for (uint32_t k = 0; k < tail; k++)
         for (int t = 0; t < 2; t++)
-            if (by_role[t * NROLES + tr[t].role[queue[k]]] == NO_HOST)
-                by_role[t * NROLES + tr[t].role[queue[k]]] = queue[k];
+            if (by_role[t * n + tr[t].role[queue[k]]] == NO_HOST)
+                by_role[t * n + tr[t].role[queue[k]]] = queue[k];
     while (head < tail) {
         uint32_t x = queue[head++];
         for (int t = 0; t < 2; t++) {
@@ -184,21 +220,21 @@ int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
                              tr[t].down[2 * x + 1]};
             for (int j = 0; j < 3; j++) {
                 if (nb[j] < 0 || played[nb[j]] ||
-                    by_role[t * NROLES + tr[t].role[nb[j]]] != NO_HOST)
+                    by_role[t * n + tr[t].role[nb[j]]] != NO_HOST)
                     continue;
                 uint32_t y = (uint32_t)nb[j];
                 played[y] = 1;
                 queue[tail++] = y;
                 for (int u = 0; u < 2; u++)
-                    if (by_role[u * NROLES + tr[u].role[y]] == NO_HOST)
-                        by_role[u * NROLES + tr[u].role[y]] = y;
+                    if (by_role[u * n + tr[u].role[y]] == NO_HOST)
+                        by_role[u * n + tr[u].role[y]] = y;
             }
         }
     }
     for (int t = 0; t < 2; t++)
         for (uint32_t x = 0; x < n; x++)
             rep[t * n + x] =
-                played[x] ? x : by_role[t * NROLES + tr[t].role[x]];
+                played[x] ? x : by_role[t * n + tr[t].role[x]];
     *nplayed = tail;
     rc = NSIM_OK;
 out:
