@@ -884,16 +884,61 @@ int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
     return NSIM_OK;
 }
 
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull; /* FNV-1a */
+    return h;
+}
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+    return fnv_bytes(h, &v, sizeof v);
+}
+
+static uint64_t fnv_f64(uint64_t h, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return fnv_u64(h, bits);
+}
+
+/* Field by field (no padding): a field added to nsim_device or nsim_link
+ * belongs here too. */
 int nsim_topo_content_hash(const nsim_topo *t, uint64_t *out)
 {
     if (!t->content_hashed) {
-        char *text = NULL;
-        if (nsim_topo_to_json(t, &text, NULL) != NSIM_OK)
-            return NSIM_ENOMEM;
-        uint64_t h = 14695981039346656037ull; /* FNV-1a */
-        for (const unsigned char *b = (const unsigned char *)text; *b; b++)
-            h = (h ^ *b) * 1099511628211ull;
-        free(text);
+        uint64_t h = fnv_bytes(14695981039346656037ull, t->name,
+                               strlen(t->name) + 1);
+        for (uint32_t i = 0; i < t->ndevs; i++) {
+            const nsim_device *d = &t->devs[i];
+            h = fnv_bytes(h, d->name, strlen(d->name) + 1);
+            h = fnv_bytes(h, d->gen, strnlen(d->gen, sizeof d->gen));
+            h = fnv_u64(h, (uint64_t)d->type);
+            h = fnv_u64(h, (uint64_t)(int64_t)d->host);
+            h = fnv_u64(h, (uint64_t)(int64_t)d->rank);
+            h = fnv_u64(h, d->sm);
+            h = fnv_u64(h, d->no_p2p);
+            h = fnv_u64(h, d->nvls);
+            h = fnv_u64(h, d->nic_ports);
+            h = fnv_f64(h, d->port_bw);
+            h = fnv_u64(h, d->mtu_bytes);
+            h = fnv_u64(h, d->gdr);
+            h = fnv_u64(h, (uint64_t)d->link_layer);
+            h = fnv_u64(h, (uint64_t)(int64_t)d->rail);
+            h = fnv_u64(h, d->radix);
+            h = fnv_u64(h, d->lat_ps);
+        }
+        for (uint32_t i = 0; i < t->nlinks; i++) {
+            const nsim_link *l = &t->links[i];
+            h = fnv_u64(h, (uint64_t)l->src << 32 | l->dst);
+            h = fnv_u64(h, (uint64_t)l->type);
+            h = fnv_f64(h, l->bw);
+            h = fnv_f64(h, l->lane_bw);
+            h = fnv_u64(h, l->lat_ps);
+            h = fnv_u64(h, (uint64_t)l->count << 32 | l->reverse);
+        }
         nsim_topo *m = (nsim_topo *)t; /* a cache of t's content */
         m->content_hash = h;
         m->content_hashed = 1;

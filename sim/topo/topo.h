@@ -161,8 +161,9 @@ NSIM_NODISCARD int nsim_topo_save(const nsim_topo *t, const char *path,
 /* The JSON text of the topology (malloc'd, caller frees). */
 NSIM_NODISCARD int nsim_topo_to_json(const nsim_topo *t, char **out,
                                      nsim_err *err);
-/* A 64-bit hash (FNV-1a) of that text: equal topologies, equal hashes.
- * Computed once and kept until a device or link is added. NSIM_ENOMEM. */
+/* A 64-bit hash (FNV-1a) of the topology's name, devices and links:
+ * equal topologies, equal hashes. Computed once and kept until a device
+ * or link is added. Returns NSIM_OK. */
 NSIM_NODISCARD int nsim_topo_content_hash(const nsim_topo *t, uint64_t *out);
 
 const char *nsim_topo_name(const nsim_topo *t);
