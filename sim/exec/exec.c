@@ -178,7 +178,7 @@ static void lane_try(exec *ex, uint32_t li)
                     .kind = NSIM_TR_CREDIT});
             c->st.slices++;
             c->st.bytes += op->bytes;
-            nsim_time phantom_done;
+            nsim_time phantom_done = done;
             if (c->ops->send(c->state,
                              c->sm_server == UINT32_MAX ? l->sm_server
                                                         : c->sm_server,
@@ -433,8 +433,8 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
         c->send_lane = pc->send_lane;
         c->recv_lane = pc->recv_lane;
         c->sm_server = UINT32_MAX;
-        if (pc->send_lane < p->nlanes && p->lanes[pc->send_lane].rank != pc->from &&
-            pc->from < p->nranks) {
+        if (pc->send_lane < p->nlanes && pc->from < p->nranks &&
+            p->lanes[pc->send_lane].rank != pc->from) {
             const nsim_device *g =
                 nsim_topo_device(topo, nsim_topo_rank_device(topo, pc->from));
             if (nsim_fabric_add_server(ex->fab,
