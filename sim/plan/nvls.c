@@ -189,7 +189,7 @@ typedef struct nvt {
     uint32_t *pidx;    /* per host: its index among them, or UINT32_MAX */
     uint32_t *rep;     /* fold: 2 x hosts, the played host in x's role in
                         * tree t (nsim__plan_tree_fold); NULL otherwise */
-    int *parent, *is_root; /* per host, in the channel's tree */
+    int *parent;           /* per host, in the channel's tree (-1: root) */
     int *child;            /* per host, 2 children (-1: none) */
     int tree;              /* the channel's tree */
 } nvt;
@@ -244,7 +244,7 @@ static int nvlstree_local(nsim_plan *p, uint32_t c, const nvt *v)
         for (uint32_t i = 0; i < v->heads; i++) {
             uint32_t x = v->played[j], r = head_rank(v, x, i);
             uint32_t b = tlane(v, c, x, i, 0);
-            uint32_t store_lane = tlane(v, c, x, i, v->is_root[x] ? 2 : 3);
+            uint32_t store_lane = tlane(v, c, x, i, v->parent[x] < 0 ? 2 : 3);
             for (uint32_t k = 0; k < 4; k++) {
                 p->conns[b + k] = (nsim_plan_conn){
                     c, r, r, NSIM_TRANSPORT_NVLS, NSIM_PATH_NVL, UINT32_MAX,
@@ -290,7 +290,7 @@ static int tree_conn(nsim_topo *t, nsim_plan *p, uint32_t c, const nvt *v,
                                   head_rank(v, to, i), pc, err));
     /* up: child's up lane -> parent's up lane; down: parent's down lane
      * (the root's single lane) -> child's down lane */
-    pc->send_lane = tlane(v, c, sf, i, up || v->is_root[from] ? 2 : 3);
+    pc->send_lane = tlane(v, c, sf, i, up || v->parent[from] < 0 ? 2 : 3);
     pc->recv_lane = tlane(v, c, st, i, up ? 2 : 3);
     if (sf != from || st != to)
         p->phantom_conns++;
@@ -341,7 +341,7 @@ static int nvlstree_tree_ops(nsim_plan *p, uint32_t c, const nvt *v)
                 NSIM_TRY(head_ops(p, c, i,
                                   NSIM_PRIM_RECV | NSIM_PRIM_SEND | red, lu));
             own[i][k] = lu;
-            if (v->is_root[x])
+            if (v->parent[x] < 0) /* the root: one lane */
                 continue;
             if (!share_ops(p, ld, own[i][2]))
                 NSIM_TRY(head_ops(p, c, i, NSIM_PRIM_RECV | NSIM_PRIM_SEND,
@@ -391,10 +391,9 @@ int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err)
     p->nthreads = 640;
     p->chunk_bytes = p->slice_bytes = p->step_bytes = nvlstree_chunk(p);
     v.parent = malloc(hl.nhosts * sizeof *v.parent);
-    v.is_root = malloc(hl.nhosts * sizeof *v.is_root);
     v.child = malloc(2 * (size_t)hl.nhosts * sizeof *v.child);
     p->ring = malloc((size_t)nc * n * sizeof *p->ring);
-    if (v.parent == NULL || v.is_root == NULL || v.child == NULL ||
+    if (v.parent == NULL || v.child == NULL ||
         p->ring == NULL || nvt_hosts(p, &v) != NSIM_OK) {
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
         goto out;
@@ -414,12 +413,13 @@ int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err)
         for (uint32_t k = 0; k < n; k++)
             p->ring[c * n + k] = hl.ranks[k];
     for (uint32_t c = 0; rc == NSIM_OK && c < nc; c++) {
-        v.tree = nc >= 2 && c >= nc / 2; /* as tree.c: tree 1 above half */
-        for (uint32_t x = 0; x < hl.nhosts; x++) {
+        int tree = nc >= 2 && c >= nc / 2; /* as tree.c: tree 1 above half */
+        int same = c > 0 && tree == v.tree;
+        v.tree = tree;
+        for (uint32_t x = 0; !same && x < hl.nhosts; x++) {
             int ct;
             nsim__plan_dtree((int)hl.nhosts, (int)x, v.tree, &v.parent[x],
                              &v.child[2 * x], &v.child[2 * x + 1], &ct);
-            v.is_root[x] = v.parent[x] < 0;
         }
         if (nvlstree_local(p, c, &v) != NSIM_OK) {
             rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
@@ -431,7 +431,6 @@ int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err)
     }
 out:
     free(v.parent);
-    free(v.is_root);
     free(v.child);
     free(v.played);
     free(v.pidx);
