@@ -349,12 +349,16 @@ static void print_row(const nsim_scenario *s, const vrow *r)
     snprintf(w, sizeof w, r->wrong < 0 ? "N/A" : "%lld", (long long)r->wrong);
     snprintf(wi, sizeof wi, r->wrong_ip < 0 ? "N/A" : "%lld",
              (long long)r->wrong_ip);
+    char sim[24] = "-", e[24] = "-";
+    if (r->sim_us > 0) {
+        snprintf(sim, sizeof sim, "%.2f", r->sim_us);
+        snprintf(e, sizeof e, "%+.1f", (r->time_us / r->sim_us - 1) * 100);
+    }
     printf(" %11llu %12llu %8s %6s %9.2f %8.2f %8.2f %7s %9.2f %8.2f %8.2f "
-           "%7s %9.2f %+7.1f\n",
+           "%7s %9s %7s\n",
            (unsigned long long)r->size, (unsigned long long)r->count, s->dtype,
            nsim_coll_has_op(s->coll) ? s->redop : "none", r->time_us, a,
-           a * f, w, r->time_ip_us, ai, ai * f, wi, r->sim_us,
-           (r->time_us / r->sim_us - 1) * 100);
+           a * f, w, r->time_ip_us, ai, ai * f, wi, sim, e);
     fflush(stdout);
 }
 
@@ -446,6 +450,13 @@ static int run_validate(nsim_scenario *s, const vopts *o, nsim_nccl *nc,
     nsim_exec_result spans = {0};
     nsim_plan *trace_plan = NULL;
     int rc = rows ? NSIM_OK : NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+    /* NCCL runs a one-rank collective as a copy on the GPU (no channels,
+     * no peers). ncclsim's planner needs two ranks, so with one rank the
+     * nccl backend measures without a plan and the rows have no
+     * simulated time: what a single-GPU machine can still measure is
+     * NCCL's own cost per call. */
+    int unplanned = fixed == NULL && nc != NULL &&
+                    nsim_topo_nranks(s->topo) == 1;
     if (rc == NSIM_OK)
         print_header(s, o);
     for (size_t i = 0; rc == NSIM_OK && i < nsizes; i++) {
@@ -453,7 +464,7 @@ static int run_validate(nsim_scenario *s, const vopts *o, nsim_nccl *nc,
         nsim_plan_req req;
         double pred;
         uint64_t bytes = fixed ? fixed->req.bytes : sizes[i];
-        if (plan == NULL &&
+        if (plan == NULL && !unplanned &&
             ((rc = nsim_run_request(s, bytes, &req, &pred, err)) != NSIM_OK ||
              (rc = nsim_plan_build(s->topo, &req, &plan, err)) != NSIM_OK))
             break;
@@ -463,12 +474,13 @@ static int run_validate(nsim_scenario *s, const vopts *o, nsim_nccl *nc,
         r->size = bytes;
         (void)nsim_coll_test_bytes(s->coll, nsim_topo_nranks(s->topo),
                                    s->type_size, bytes, &r->count);
-        r->nchannels = plan->nchannels;
-        r->algo = nsim_coll_is_p2p(s->coll) ? "P2P"
-                                            : nsim_algo_name(plan->req.algo);
-        r->proto = nsim_proto_name(plan->req.proto);
+        r->nchannels = plan ? plan->nchannels : 0;
+        r->algo = plan == NULL                ? "-"
+                  : nsim_coll_is_p2p(s->coll) ? "P2P"
+                                              : nsim_algo_name(plan->req.algo);
+        r->proto = plan ? nsim_proto_name(plan->req.proto) : "-";
         rc = measure_one(s, o, plan, nc, record, r, &sp, err);
-        if (rc == NSIM_OK)
+        if (rc == NSIM_OK && plan != NULL)
             rc = simulate_plan(s, plan, &r->sim_us, err);
         if (rc == NSIM_OK) {
             print_row(s, r);

@@ -137,3 +137,18 @@ nsim_expect(cli.validate.compare_calibrated 0
             OUT "summary: median")
 set_tests_properties(cli.validate.compare_calibrated PROPERTIES
                      FIXTURES_REQUIRED vcal)
+
+# What validate's cuda and nccl backends measured on one H200
+# (scripts/gpu_validate.sh; docs/validate.md): the microbenchmark is a
+# params file, the executor's runs and NCCL's one-rank run are
+# measurements that measure show and compare read.
+nsim_expect(cli.validate.h200_microbench_params 0
+            CMD ${NCCLSIM} params ${VD}/h200-microbench.json
+            OUT "\"kernel_launch_ps\":[^}]*\"4902 ns\"[^}]*NVIDIA H200")
+nsim_expect(cli.validate.h200_nccl_show 0
+            CMD ${NCCLSIM} measure show ${VD}/h200-nccl-1gpu.json
+            OUT "ranks 1, hosts 1, -g 1, float sum, NCCL 2\\.28\\.9\\+cuda13\\.0.*\n +1073741824 +504\\.20")
+nsim_expect(cli.validate.h200_cuda_compare 0
+            CMD ${NCCLSIM} compare ${VD}/h200-8rank-ring.json
+                ${VD}/h200-cuda-allreduce.json
+            OUT "268435456 +oop +40121\\.05 +9921\\.09 .*summary: median")
