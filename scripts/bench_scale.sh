@@ -1,6 +1,6 @@
 #!/bin/sh
 # Scale benchmarks in flow fidelity (issue 12 item 4): clusters of DGX H100
-# nodes on a rail fat tree, built with `ncclsim topo build`. Prints, per
+# nodes on a rail fat tree, built from the scenario's cluster spec. Prints, per
 # run: ranks, wall seconds, CPU seconds, engine events and peak RSS, then
 # the exponents of wall time, CPU time and events vs ranks (least squares
 # on log-log) for the ring series. Never fails on speed; a run over its time limit is "cut".
@@ -20,16 +20,16 @@ dir=$(mktemp -d /tmp/ncclsim-scale.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 bin=./build/ncclsim
 
-# scenario NODES COLL SIZE -> path of a scenario on that cluster
+# scenario NODES COLL SIZE -> path of a scenario on that cluster (the
+# cluster built in memory from the scenario, as `ncclsim topo build`
+# builds it: no topology file to write or read)
 scenario() {
-    topo="$dir/c$1.topo.json"
-    [ -f "$topo" ] || $bin topo build --nodes "$1" --node-preset dgx-h100 \
-        --fabric rail-fat-tree -o "$topo" >/dev/null
     s="$dir/c$1-$2-$3.json"
     printf '{"format": "ncclsim-scenario", "version": 1, "name": "c%s", ' \
         "$1" >"$s"
-    printf '"topology": "%s", "collective": "%s", "datatype": "float", ' \
-        "$topo" "$2" >>"$s"
+    printf '"topology": {"cluster": {"nodes": %s, "node_preset": ' "$1" >>"$s"
+    printf '"dgx-h100", "fabric": "rail-fat-tree"}}, ' >>"$s"
+    printf '"collective": "%s", "datatype": "float", ' "$2" >>"$s"
     printf '"op": "sum", "min_bytes": "%s", "max_bytes": "%s", ' "$3" "$3" >>"$s"
     printf '"fidelity": "flow"}\n' >>"$s"
     echo "$s"

@@ -494,9 +494,8 @@ static int act_build(topo_opts *o)
         fprintf(stderr, "\n");
         return NSIM_EXIT_USAGE;
     }
-    if (o->nodes > 1 && o->fabric.kind == NSIM_FABRIC_NONE &&
-        nsim_preset_nvl_hosts(p) < o->nodes)
-        o->fabric.kind = NSIM_FABRIC_RAIL_FAT_TREE;
+    if (o->fabric.kind == NSIM_FABRIC_NONE)
+        o->fabric.kind = nsim_cluster_default_fabric(o->preset, o->nodes);
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     if (nsim_cluster_build(o->preset, o->nodes, &o->fabric, &t, &err))

@@ -226,6 +226,15 @@ int nsim_cluster_add_fabric(nsim_topo *t, const nsim_fabric_cfg *cfg,
     return rc;
 }
 
+nsim_fabric_kind nsim_cluster_default_fabric(const char *preset,
+                                             uint32_t nodes)
+{
+    const nsim_preset *p = nsim_preset_find(preset);
+    return p != NULL && nodes > 1 && nsim_preset_nvl_hosts(p) < nodes
+               ? NSIM_FABRIC_RAIL_FAT_TREE
+               : NSIM_FABRIC_NONE;
+}
+
 int nsim_cluster_build(const char *preset, uint32_t nodes,
                        const nsim_fabric_cfg *cfg, nsim_topo **out,
                        nsim_err *err)

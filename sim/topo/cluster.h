@@ -56,6 +56,12 @@ NSIM_NODISCARD int nsim_cluster_add_fabric(nsim_topo *t,
                                            const nsim_fabric_cfg *cfg,
                                            nsim_err *err);
 
+/* The fabric `topo build` gives nodes of preset when none is named: a
+ * rail fat tree once the nodes outnumber what one NVLink domain of the
+ * preset holds, none otherwise (NVSwitch systems: gb200-nvl). */
+nsim_fabric_kind nsim_cluster_default_fabric(const char *preset,
+                                             uint32_t nodes);
+
 /* nodes x preset joined by cfg's fabric, finalized. */
 NSIM_NODISCARD int nsim_cluster_build(const char *preset, uint32_t nodes,
                                       const nsim_fabric_cfg *cfg,

@@ -26,3 +26,23 @@ foreach(f ${bad_topos})
   nsim_expect(cli.bad_topo.${n} 1 CMD ${NCCLSIM} topo check ${f}
               ERR "^ncclsim: [^\n]*${n}.json: [^\n]+\n$")
 endforeach()
+
+# A scenario's "topology": {"cluster": {...}} is built in memory as
+# `topo build` builds it: the same rows as the file topo build writes.
+file(READ ${NSIM_TESTS}/data/cluster-2node.json cl_text)
+string(REGEX REPLACE "\"topology\":[^\n]*\n"
+       "\"topology\": \"cluster-2node.topo.json\",\n" cl_text "${cl_text}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cluster-2node-file.json "${cl_text}")
+add_test(NAME cli.topo.cluster_spec_file
+         COMMAND ${NCCLSIM} topo build --nodes 2 --node-preset dgx-h100
+                 --fabric rail-fat-tree -o cluster-2node.topo.json)
+set_tests_properties(cli.topo.cluster_spec_file PROPERTIES
+                     FIXTURES_SETUP cluster_file)
+nsim_sweep_same(cli.topo.cluster_spec_same
+                A ${NCCLSIM} run ${NSIM_TESTS}/data/cluster-2node.json
+                  --csv cl_spec.csv
+                FA cl_spec.csv
+                B ${NCCLSIM} run cluster-2node-file.json --csv cl_file.csv
+                FB cl_file.csv)
+set_tests_properties(cli.topo.cluster_spec_same PROPERTIES
+                     FIXTURES_REQUIRED cluster_file)
