@@ -78,6 +78,22 @@ typedef struct srv {
 
 #define NO_POS UINT32_MAX
 
+/* A flow that ended since the last recompute, the marks it would leave
+ * on its servers held back (see hold_end). */
+typedef struct ended_use {
+    uint32_t srv;
+    uint8_t force; /* the server was saturated before it left */
+    double coef;
+} ended_use;
+
+typedef struct ended {
+    uint32_t first, n; /* its uses in fn->eu */
+    double rate;
+    uint8_t taken;     /* a flow on the same servers took its place */
+} ended;
+
+#define TWIN_LOOKBACK 64 /* ended flows a starting one is compared with */
+
 typedef struct flow_block {
     struct flow_block *next;
     flow flows[FLOW_BLOCK];
@@ -100,6 +116,10 @@ struct nsim_flownet {
     uint32_t ndirty, dirty_cap;
     flow **fresh;        /* flows started since the last recompute */
     uint32_t nfresh, fresh_cap;
+    ended *ended;        /* flows ended since the last recompute */
+    uint32_t nended, ended_cap;
+    ended_use *eu;
+    uint32_t neu, eu_cap;
     int pending; /* a recompute is scheduled for this instant */
     uint32_t epoch;
     flow **work;
@@ -165,6 +185,8 @@ void nsim_flownet_destroy(nsim_flownet *fn)
     free(fn->map);
     free(fn->dirty);
     free(fn->fresh);
+    free(fn->ended);
+    free(fn->eu);
     free(fn->work);
     free(fn->wsrv);
     free(fn->wref);
@@ -277,8 +299,47 @@ static void mark_dirty(nsim_flownet *fn, uint32_t s, int force)
 
 /* ---- joining and leaving servers ------------------------------------------ */
 
+static void set_rate(nsim_flownet *fn, flow *f, double rate);
+
+/* An unpaired flow that ended in this instant on exactly f's servers with
+ * f's weights, or NULL. */
+static ended *twin_of(nsim_flownet *fn, const flow *f)
+{
+    uint32_t lo = fn->nended > TWIN_LOOKBACK ? fn->nended - TWIN_LOOKBACK : 0;
+    for (uint32_t e = fn->nended; e-- > lo;) {
+        ended *d = &fn->ended[e];
+        if (d->taken || d->n != f->nuse)
+            continue;
+        const ended_use *u = &fn->eu[d->first];
+        uint32_t k = 0;
+        while (k < f->nuse && u[k].srv == f->use[k].srv &&
+               u[k].coef == f->use[k].coef)
+            k++;
+        if (k == f->nuse)
+            return d;
+    }
+    return NULL;
+}
+
 static int attach(nsim_flownet *fn, flow *f)
 {
+    ended *twin = twin_of(fn, f);
+    if (twin != NULL) {
+        /* the set of flows on every server is what it was: max-min gives
+         * every flow its old rate, and f the one it replaces */
+        for (uint32_t i = 0; i < f->nuse; i++) {
+            srv *s = &fn->s[f->use[i].srv];
+            NSIM_TRY(grow((void **)&s->r, &s->cap, s->n + 1, sizeof *s->r));
+            f->use[i].pos = s->n;
+            s->r[s->n++] = (ref){f, i};
+        }
+        twin->taken = 1;
+        fn->st.twins++;
+        f->live = 1;
+        f->t_last = nsim_sim_now(fn->sim);
+        set_rate(fn, f, twin->rate);
+        return NSIM_OK;
+    }
     for (uint32_t i = 0; i < f->nuse; i++) {
         srv *s = &fn->s[f->use[i].srv];
         NSIM_TRY(grow((void **)&s->r, &s->cap, s->n + 1, sizeof *s->r));
@@ -295,8 +356,46 @@ static int attach(nsim_flownet *fn, flow *f)
     return NSIM_OK;
 }
 
-static void detach(nsim_flownet *fn, flow *f)
+/* f is leaving at its rate: keeps what it would mark until the
+ * recompute, so that a flow starting in this instant on the same servers
+ * can take its place (a slice after the one before it, the next message
+ * of a QP) without a recompute. 0 when it cannot be kept. */
+static int hold_end(nsim_flownet *fn, const flow *f)
 {
+    if (!(f->rate > 0) ||
+        grow((void **)&fn->ended, &fn->ended_cap, fn->nended + 1,
+             sizeof *fn->ended) != NSIM_OK ||
+        grow((void **)&fn->eu, &fn->eu_cap, fn->neu + f->nuse,
+             sizeof *fn->eu) != NSIM_OK)
+        return 0;
+    fn->ended[fn->nended++] = (ended){fn->neu, f->nuse, f->rate, 0};
+    for (uint32_t i = 0; i < f->nuse; i++) {
+        const srv *s = &fn->s[f->use[i].srv];
+        fn->eu[fn->neu++] = (ended_use){f->use[i].srv,
+                                        (uint8_t)saturated(s),
+                                        f->use[i].coef};
+    }
+    schedule_recompute(fn);
+    return 1;
+}
+
+/* The marks of the ended flows no starting flow replaced. */
+static void release_ends(nsim_flownet *fn)
+{
+    for (uint32_t e = 0; e < fn->nended; e++) {
+        const ended *d = &fn->ended[e];
+        for (uint32_t k = 0; !d->taken && k < d->n; k++)
+            mark_dirty(fn, fn->eu[d->first + k].srv,
+                       fn->eu[d->first + k].force);
+    }
+    fn->nended = fn->neu = 0;
+}
+
+/* f leaves its servers; hold: its marks wait for the recompute
+ * (hold_end), else its servers are marked now. */
+static void detach(nsim_flownet *fn, flow *f, int hold)
+{
+    int held = hold && hold_end(fn, f);
     for (uint32_t i = 0; i < f->nuse; i++) {
         srv *s = &fn->s[f->use[i].srv];
         uint32_t pos = f->use[i].pos;
@@ -306,7 +405,8 @@ static void detach(nsim_flownet *fn, flow *f)
             last.f->use[last.u].pos = pos;
         }
         /* its share goes to the others if the server was their limit */
-        mark_dirty(fn, f->use[i].srv, saturated(s));
+        if (!held)
+            mark_dirty(fn, f->use[i].srv, saturated(s));
         s->load -= f->rate * f->use[i].coef;
         if (s->n == 0 || s->load < 0)
             s->load = 0;
@@ -382,7 +482,7 @@ static void on_end(nsim_sim *sim, nsim_event *ev)
     nsim_time tail = f->tail;
     nsim_piece_fn *drained = f->drained;
     f->armed = 0;
-    detach(fn, f);
+    detach(fn, f, 1);
     fifo_next(fn, f);
     flow_put(fn, f);
     if (drained != NULL)
@@ -657,6 +757,7 @@ static void on_recompute(nsim_sim *sim, nsim_event *ev)
 {
     nsim_flownet *fn = ev->target;
     (void)sim;
+    release_ends(fn); /* marks while pending: no new recompute event */
     fn->pending = 0;
     recompute(fn);
 }
@@ -851,7 +952,7 @@ void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
     while (s->n > 0) {
         flow *f = s->r[s->n - 1].f;
         nsim_fabric_count_drop(fn->fab, id);
-        detach(fn, f);
+        detach(fn, f, 0);
         nsim_fabric_piece_release(fn->fab, f->p);
         fifo_next(fn, f);
         flow_put(fn, f);

@@ -61,6 +61,7 @@ void nsim_flownet_changed(nsim_flownet *fn, uint32_t server);
  * visited. */
 typedef struct nsim_flownet_counters {
     uint64_t flows, delays, recomputes, visited;
+    uint64_t twins; /* flows that took an ended one's place and rate */
 } nsim_flownet_counters;
 nsim_flownet_counters nsim_flownet_get_counters(const nsim_flownet *fn);
 
