@@ -565,17 +565,6 @@ static void hdown(nsim_flownet *fn, uint32_t i)
     hplace(fn, i, s);
 }
 
-/* Server s enters the heap at key. */
-static int hpush(nsim_flownet *fn, double key, uint32_t s)
-{
-    NSIM_TRY(grow((void **)&fn->heap, &fn->heap_cap, fn->nheap + 1,
-                  sizeof *fn->heap));
-    fn->s[s].key = key;
-    hplace(fn, fn->nheap++, s);
-    hup(fn, fn->nheap - 1);
-    return NSIM_OK;
-}
-
 /* Server s (in the heap) leaves it. */
 static void hremove(nsim_flownet *fn, uint32_t s)
 {
@@ -674,12 +663,18 @@ static int fill(nsim_flownet *fn)
 {
     uint32_t ep = fn->epoch, left = fn->nwork;
     fn->nheap = 0;
+    NSIM_TRY(grow((void **)&fn->heap, &fn->heap_cap, fn->nwsrv + 1,
+                  sizeof *fn->heap));
     for (uint32_t i = 0; i < fn->nwsrv; i++) {
         srv *s = &fn->s[fn->wsrv[i]];
         s->hpos = NO_POS;
-        if (s->wsum > 0)
-            NSIM_TRY(hpush(fn, level(s), fn->wsrv[i]));
+        if (s->wsum > 0) {
+            s->key = level(s);
+            hplace(fn, fn->nheap++, fn->wsrv[i]);
+        }
     }
+    for (uint32_t i = fn->nheap / 2; i-- > 0;) /* heapify, O(n) */
+        hdown(fn, i);
     while (left > 0 && fn->nheap > 0) {
         /* keys are lower bounds (levels only rise as flows freeze): the
          * top is brought up to date, and taken when it stays the least */
