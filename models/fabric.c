@@ -393,6 +393,12 @@ int nsim_fabric_set_flow(nsim_fabric *f, nsim_err *err)
 
 int nsim_fabric_is_flow(const nsim_fabric *f) { return f->flow != NULL; }
 
+nsim_flownet_counters nsim_fabric_flow_counters(const nsim_fabric *f)
+{
+    nsim_flownet_counters none = {0};
+    return f->flow != NULL ? nsim_flownet_get_counters(f->flow) : none;
+}
+
 uint32_t nsim_fabric_stream_npieces(const nsim_fabric *f, uint64_t bytes,
                                     uint64_t chunk)
 {

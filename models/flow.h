@@ -64,5 +64,7 @@ typedef struct nsim_flownet_counters {
     uint64_t twins; /* flows that took an ended one's place and rate */
 } nsim_flownet_counters;
 nsim_flownet_counters nsim_flownet_get_counters(const nsim_flownet *fn);
+/* The counters of the fabric's flow solver (all 0 in packet fidelity). */
+nsim_flownet_counters nsim_fabric_flow_counters(const nsim_fabric *f);
 
 #endif

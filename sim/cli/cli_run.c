@@ -380,6 +380,13 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 (double)r->events / r->wall_s / 1e6,
                 strcmp(r->fidelity, "packet") ? ", fidelity " : "",
                 strcmp(r->fidelity, "packet") ? r->fidelity : "");
+        if (r->flow.flows > 0)
+            fprintf(stderr, " (%llu flows, %llu of them twins; %llu "
+                            "recomputes visiting %llu flows)",
+                    (unsigned long long)r->flow.flows,
+                    (unsigned long long)r->flow.twins,
+                    (unsigned long long)r->flow.recomputes,
+                    (unsigned long long)r->flow.visited);
         const nsim_fold_info *f = &r->fold;
         if (f->played < f->hosts) {
             if (f->phantom_conns > 0)

@@ -501,6 +501,7 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     res->host_ps = (nsim_time)ex->gpus_per_thread * ex->launch_ps;
     res->time_ps = res->gpu_ps > res->host_ps ? res->gpu_ps : res->host_ps;
     res->events = nsim_sim_get_counters(ex->sim).events_run;
+    res->flow = nsim_fabric_flow_counters(ex->fab);
     res->spans = ex->spans; /* handed over (NULL without want_trace) */
     res->nspans = ex->nspans;
     ex->spans = NULL;

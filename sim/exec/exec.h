@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "models/flow.h"
 #include "models/params.h"
 #include "models/transport.h"
 #include "sim/core/sim.h"
@@ -58,6 +59,7 @@ typedef struct nsim_exec_result {
     nsim_time gpu_ps;     /* launch to the last rank's completion */
     nsim_time host_ps;    /* the host thread's launches per op */
     uint64_t events;      /* engine events run */
+    nsim_flownet_counters flow; /* the flow solver's (flow fidelity) */
     uint64_t bytes_moved; /* payload over all connections */
     /* with want_stats (malloc'd; nsim_exec_result_free): */
     uint32_t nconns;

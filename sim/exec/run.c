@@ -121,6 +121,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                                  : res.time_ps;
     fill_row(s, bytes, (double)t / 1e6, plan->nchannels, row);
     row->events = res.events;
+    row->flow = res.flow;
     row->fidelity = nsim_fidelity_name(eo.fidelity);
     if (fold.hosts > 0) /* tried */
         row->fold = fold;

@@ -35,6 +35,7 @@ typedef struct nsim_run_row {
     /* symmetry folding (plan/fold.h): fold.played < fold.hosts when the
      * run was folded; fold.why_not says why not when it was tried */
     nsim_fold_info fold;
+    nsim_flownet_counters flow; /* the flow solver's work (--timing) */
 } nsim_run_row;
 
 typedef struct nsim_run_opts {

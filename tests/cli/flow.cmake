@@ -22,3 +22,10 @@ nsim_expect(cli.flow.trace_json 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 1M -e 1M
             --fidelity flow --stats --quiet --json flow_stats.json
             --trace flow_trace.json)
+
+# --timing says what the flow solver did: flows, twins (a flow that took
+# the place and rate of one ended in the same instant), recomputes
+nsim_expect(cli.flow.timing_solver 0
+            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/cluster-2node.json
+                --fidelity flow -b 16M -e 16M --timing
+            ERR "fidelity flow \\([1-9][0-9]* flows, [1-9][0-9]* of them twins; [1-9][0-9]* recomputes visiting [1-9][0-9]* flows\\)")

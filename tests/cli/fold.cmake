@@ -7,11 +7,11 @@ set(ROW "\n +4194304 +1048576 +float +sum +-1 +298\\.13 ")
 nsim_expect(cli.fold.auto 0
             CMD ${NCCLSIM} run ${D}/fold-4node.json --timing
             OUT "# folded: 2 of 4 hosts played [^\n]*\n#\n.*${ROW}"
-            ERR "# timing: 4194304 B: [^\n]*fidelity flow, folded: 2 of 4 hosts played from host 0\n")
+            ERR "# timing: 4194304 B: [^\n]*fidelity flow \\([^)]*\\), folded: 2 of 4 hosts played from host 0\n")
 nsim_expect(cli.fold.off 0
             CMD ${NCCLSIM} run ${D}/fold-4node.json --fold off --timing
             OUT "${ROW}" NOT_OUT "folded"
-            ERR "# timing: 4194304 B: [^\n]*fidelity flow\n")
+            ERR "# timing: 4194304 B: [^\n]*fidelity flow \\([^)]*\\)\n")
 nsim_expect(cli.fold.packet_auto 0
             CMD ${NCCLSIM} run ${D}/fold-4node.json --fidelity packet -e 4M
             NOT_OUT "folded")
