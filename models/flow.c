@@ -323,32 +323,25 @@ static ended *twin_of(nsim_flownet *fn, const flow *f)
 
 static int attach(nsim_flownet *fn, flow *f)
 {
+    /* a twin: the set of flows on every server is what it was, so
+     * max-min gives every flow its old rate, and f the one it replaces */
     ended *twin = twin_of(fn, f);
-    if (twin != NULL) {
-        /* the set of flows on every server is what it was: max-min gives
-         * every flow its old rate, and f the one it replaces */
-        for (uint32_t i = 0; i < f->nuse; i++) {
-            srv *s = &fn->s[f->use[i].srv];
-            NSIM_TRY(grow((void **)&s->r, &s->cap, s->n + 1, sizeof *s->r));
-            f->use[i].pos = s->n;
-            s->r[s->n++] = (ref){f, i};
-        }
-        twin->taken = 1;
-        fn->st.twins++;
-        f->live = 1;
-        f->t_last = nsim_sim_now(fn->sim);
-        set_rate(fn, f, twin->rate);
-        return NSIM_OK;
-    }
     for (uint32_t i = 0; i < f->nuse; i++) {
         srv *s = &fn->s[f->use[i].srv];
         NSIM_TRY(grow((void **)&s->r, &s->cap, s->n + 1, sizeof *s->r));
         f->use[i].pos = s->n;
         s->r[s->n++] = (ref){f, i};
-        mark_dirty(fn, f->use[i].srv, 0);
+        if (twin == NULL)
+            mark_dirty(fn, f->use[i].srv, 0);
     }
     f->live = 1;
     f->t_last = nsim_sim_now(fn->sim);
+    if (twin != NULL) {
+        twin->taken = 1;
+        fn->st.twins++;
+        set_rate(fn, f, twin->rate);
+        return NSIM_OK;
+    }
     NSIM_TRY(grow((void **)&fn->fresh, &fn->fresh_cap, fn->nfresh + 1,
                   sizeof *fn->fresh));
     fn->fresh[fn->nfresh++] = f;
