@@ -13,6 +13,7 @@
 #include "sim/core/units.h"
 
 #define PIECE_BLOCK 1024u
+#define PATH_BLOCK (64u << 10) /* bytes of paths carved at a time */
 
 typedef struct server {
     double bw;
@@ -26,6 +27,12 @@ typedef struct server {
     uint64_t dropped;
     nsim_server_stats st;
 } server;
+
+/* An interned path: its ids, their count and hash (0: empty slot). */
+typedef struct path_ent {
+    const uint32_t *ids;
+    uint32_t n, hash;
+} path_ent;
 
 typedef struct piece_block {
     nsim_piece pieces[PIECE_BLOCK];
@@ -41,6 +48,11 @@ struct nsim_fabric {
     nsim_flownet *flow; /* flow fidelity, or NULL */
     nsim_topo *topo; /* routes are computed on demand */
     uint32_t *mem_server; /* per device: its host-memory server, or none */
+    /* interned paths: an open-addressing table over ids packed in slabs */
+    path_ent *paths;
+    uint32_t npaths, paths_cap; /* cap: a power of two, or 0 */
+    nsim_huge_slab path_slab;
+    uint32_t *path_cur, *path_end;
 };
 
 static nsim_wire wire_of_link(const nsim_link *l)
@@ -113,6 +125,8 @@ void nsim_fabric_destroy(nsim_fabric *f)
         return;
     nsim_flownet_destroy(f->flow);
     nsim_huge_release(&f->slab);
+    nsim_huge_release(&f->path_slab);
+    free(f->paths);
     free(f->mem_server);
     free(f->servers);
     free(f);
@@ -168,6 +182,82 @@ int nsim_fabric_route_path(nsim_fabric *f, uint32_t a, uint32_t b,
     if (mb != UINT32_MAX)
         out[k++] = mb;
     *n = k;
+    return NSIM_OK;
+}
+
+static uint32_t path_hash(const uint32_t *ids, uint32_t n)
+{
+    uint64_t h = n;
+    for (uint32_t i = 0; i < n; i++)
+        h = nsim_hash64(h, ids[i]);
+    return (uint32_t)h | 1u; /* never 0, which marks an empty slot */
+}
+
+static int paths_grow(nsim_fabric *f)
+{
+    uint32_t cap = f->paths_cap ? f->paths_cap * 2 : 256;
+    path_ent *t = calloc(cap, sizeof *t);
+    if (t == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t i = 0; i < f->paths_cap; i++) {
+        path_ent e = f->paths[i];
+        if (e.hash == 0)
+            continue;
+        uint32_t j = e.hash & (cap - 1);
+        while (t[j].hash != 0)
+            j = (j + 1) & (cap - 1);
+        t[j] = e;
+    }
+    free(f->paths);
+    f->paths = t;
+    f->paths_cap = cap;
+    return NSIM_OK;
+}
+
+/* Room for n ids, packed after the last path (paths are read one id at a
+ * time, so they need no alignment beyond their type's). */
+static uint32_t *path_room(nsim_fabric *f, uint32_t n)
+{
+    if ((size_t)(f->path_end - f->path_cur) < n) {
+        size_t bytes = (size_t)n * sizeof(uint32_t);
+        if (bytes < PATH_BLOCK)
+            bytes = PATH_BLOCK;
+        uint32_t *b = nsim_huge_take(&f->path_slab, bytes);
+        if (b == NULL)
+            return NULL;
+        f->path_cur = b;
+        f->path_end = b + bytes / sizeof(uint32_t);
+    }
+    uint32_t *p = f->path_cur;
+    f->path_cur += n;
+    return p;
+}
+
+int nsim_fabric_intern_path(nsim_fabric *f, const uint32_t *ids, uint32_t n,
+                            const uint32_t **out)
+{
+    static const uint32_t empty[1];
+    *out = empty; /* not NULL: callers may memcpy 0 ids from it */
+    if (n == 0)
+        return NSIM_OK;
+    if (2 * (f->npaths + 1) > f->paths_cap && paths_grow(f) != NSIM_OK)
+        return NSIM_ENOMEM;
+    uint32_t h = path_hash(ids, n), j = h & (f->paths_cap - 1);
+    for (; f->paths[j].hash != 0; j = (j + 1) & (f->paths_cap - 1)) {
+        const path_ent *e = &f->paths[j];
+        if (e->hash == h && e->n == n &&
+            memcmp(e->ids, ids, n * sizeof *ids) == 0) {
+            *out = e->ids;
+            return NSIM_OK;
+        }
+    }
+    uint32_t *p = path_room(f, n);
+    if (p == NULL)
+        return NSIM_ENOMEM;
+    memcpy(p, ids, n * sizeof *ids);
+    f->paths[j] = (path_ent){p, n, h};
+    f->npaths++;
+    *out = p;
     return NSIM_OK;
 }
 

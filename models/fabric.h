@@ -91,6 +91,14 @@ NSIM_NODISCARD int nsim_fabric_route_path(nsim_fabric *f, uint32_t a,
                                           uint32_t b, uint32_t pick,
                                           uint32_t *out, uint32_t max,
                                           uint32_t *n, nsim_err *err);
+/* A path kept by the fabric: an equal path interned before gives the same
+ * pointer, and all of them lie together in a few huge-page slabs (owned
+ * by the fabric, valid until it is destroyed). Pieces load their path at
+ * every hop; paths copied into each QP's own allocations were a cache
+ * miss at most of them. */
+NSIM_NODISCARD int nsim_fabric_intern_path(nsim_fabric *f,
+                                           const uint32_t *ids, uint32_t n,
+                                           const uint32_t **out);
 /* Server id of directed topology link i (same number). */
 static inline uint32_t nsim_fabric_link_server(uint32_t link) { return link; }
 

@@ -94,8 +94,8 @@ struct nsim_mr {
     uint32_t key, access, mem;
     uint64_t length;
     int valid;
-    uint32_t *to_nic, nto;     /* memory -> NIC */
-    uint32_t *from_nic, nfrom; /* NIC -> memory */
+    const uint32_t *to_nic, *from_nic; /* interned (fabric.h) */
+    uint32_t nto, nfrom;               /* memory -> NIC, NIC -> memory */
     nsim_time read_delay;
     nsim_mr *next_owned;
 };
@@ -151,13 +151,15 @@ struct nsim_qp {
     land_rec *lq;
     uint32_t lq_cap; /* power of two */
     uint64_t lq_head, lq_tail;
-    /* paths (RTR) */
-    uint32_t *read_path, nread;     /* local memory -> local NIC */
-    uint32_t *net_path, nnet;       /* local NIC -> remote NIC */
-    uint32_t *write_path, nwrite;   /* remote NIC -> remote memory */
-    uint32_t *ack_path, nack;       /* remote NIC -> local NIC */
-    uint32_t *rread_path, nrread;   /* remote memory -> remote NIC */
-    uint32_t *lwrite_path, nlwrite; /* local NIC -> local memory */
+    /* paths (RTR), interned by the fabric */
+    const uint32_t *read_path, *net_path, *write_path;
+    const uint32_t *ack_path, *rread_path, *lwrite_path;
+    uint32_t nread;   /* read: local memory -> local NIC */
+    uint32_t nnet;    /* net: local NIC -> remote NIC */
+    uint32_t nwrite;  /* write: remote NIC -> remote memory */
+    uint32_t nack;    /* ack: remote NIC -> local NIC */
+    uint32_t nrread;  /* rread: remote memory -> remote NIC */
+    uint32_t nlwrite; /* lwrite: local NIC -> local memory */
     nsim_time read_delay, rread_delay;
     uint32_t local_mem; /* device holding the buffers it reads */
     uint32_t mtu, mtu_attr;
@@ -286,12 +288,7 @@ int nsim_hca_create(nsim_sim *sim, nsim_fabric *fab, nsim_topo *topo,
 
 static void free_paths(nsim_qp *q)
 {
-    free(q->read_path);
-    free(q->net_path);
-    free(q->write_path);
-    free(q->ack_path);
-    free(q->rread_path);
-    free(q->lwrite_path);
+    /* the fabric owns the interned ones */
     q->read_path = q->net_path = q->write_path = NULL;
     q->ack_path = q->rread_path = q->lwrite_path = NULL;
     free(q->flow_path);
@@ -324,8 +321,6 @@ void nsim_hca_destroy(nsim_hca *h)
     while (h->mrs_owned != NULL) {
         nsim_mr *m = h->mrs_owned;
         h->mrs_owned = m->next_owned;
-        free(m->to_nic);
-        free(m->from_nic);
         free(m);
     }
     free(h->mrs);
@@ -385,17 +380,22 @@ static int lost(nsim_hca *sender, nsim_qp *q, uint32_t psn, int request)
 /* ---- memory regions ----------------------------------------------------- */
 
 /* The servers from device a to b, with the host-memory server of either
- * end that is a CPU (fabric.h). */
+ * end that is a CPU (fabric.h), interned by the fabric. */
 static int copy_route(nsim_hca *h, uint32_t a, uint32_t b, uint32_t pick,
-                      uint32_t **out, uint32_t *n, nsim_err *err)
+                      const uint32_t **out, uint32_t *n, nsim_err *err)
 {
     const nsim_route *r;
     NSIM_TRY(nsim_topo_route(h->topo, a, b, &r, err));
-    *out = malloc((r->hops + 2) * sizeof **out);
-    if (*out == NULL)
+    uint32_t *ids = malloc((r->hops + 2) * sizeof *ids);
+    if (ids == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "hca: out of memory");
-    return nsim_fabric_route_path(h->fab, a, b, pick, *out, r->hops + 2, n,
-                                  err);
+    int rc = nsim_fabric_route_path(h->fab, a, b, pick, ids, r->hops + 2, n,
+                                    err);
+    if (rc == NSIM_OK && nsim_fabric_intern_path(h->fab, ids, *n, out) !=
+                             NSIM_OK)
+        rc = NSIM_ERR(err, NSIM_ENOMEM, "hca: out of memory");
+    free(ids);
+    return rc;
 }
 
 /* A DMA read from mem: the request travels there, the memory answers. */
