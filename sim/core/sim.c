@@ -3,7 +3,9 @@
  * sim.c - discrete-event engine (see sim.h for the contract).
  *
  * The queue is a radix queue: a radix heap (Ahuja, Mehlhorn, Orlin and
- * Tarjan 1990) with 256-way digits, whose buckets are FIFO lists threaded
+ * Tarjan 1990) with 256-way digits, whose buckets are FIFO sequences:
+ * cur and the three lowest levels (events up to ~16 us ahead) keep
+ * (time, event) entries in chunks of 31, the higher levels lists threaded
  * through the events themselves. It relies on time being monotone: nothing
  * is scheduled before now, and the queue hands out events in time order.
  *
@@ -22,9 +24,16 @@
  *     is filed in level 2 and moves to level 1, then 0). A level-0 bucket
  *     holds a single time and becomes cur as a whole, in O(1). Buckets not
  *     opened stay valid, since the new last shares their digits above.
+ *   - Why entries: at scale (tens of thousands of events pending, a
+ *     packet-level ring on 16+ DGX nodes) an event re-filed from a list
+ *     was a cache miss per move, ~40% of a run. Entries are re-filed by
+ *     reading 16-byte entries in order, without loading the events; those
+ *     that land in cur or level 0 are prefetched, as they fire next. It
+ *     costs instructions: ~20% more per event on a 2-node ring, whose
+ *     events all stay in cache.
  *
  * Why the order is (time, seq) without comparing seq: events at one time
- * are always in the same list; a new event has the largest seq so far and
+ * are always in the same bucket; a new event has the largest seq so far and
  * goes to a tail; opening a bucket walks it in order and appends, so it is
  * stable; and it only happens when every lower bucket and cur are empty,
  * so moved events never land behind newer ones. A zero-delay event goes to
@@ -32,19 +41,23 @@
  *
  * Costs are O(1) amortized per event whatever the pattern: ties and zero
  * delays cost one append, a timeout seconds ahead waits in a high level,
- * and bursts only fill buckets. The queue needs no memory besides the
- * events and a fixed table of 8 x 256 buckets, so a run allocates nothing
- * once the pool has grown to the peak number of queued events. Against
+ * and bursts only fill buckets. The queue needs the events, a fixed table
+ * of 8 x 256 buckets and a pool of chunks (about one per 31 near events,
+ * plus one per bucket in use and a reserve for a re-filing), so a run
+ * allocates nothing once the pools have grown to the peak. Against
  * the 4-ary heap it replaced: about 2x the events per second with 1,000 to
  * 100,000 pending (scripts/bench_engine.c), and no O(log n) sift for ties.
  *
  * run(until) opens a bucket only if its earliest time is <= until, so last
  * never passes until. When the queue empties, last is reset to now.
  *
- * Cancel unlinks the event at once (each event keeps a back link, pprev)
- * and recycles it, so a timeout that is set and cancelled for every
- * message holds no memory until its time; a bucket's kept minimum may then
- * lie below its events, which only makes the bucket open a little early.
+ * Cancel takes the event out at once and recycles it, so a timeout that
+ * is set and cancelled for every message holds no memory until its time:
+ * from a far list it is unlinked in O(1) (each event keeps a back link,
+ * pprev); from a chunk its entry is marked (a scan of its bucket, as near
+ * events are rarely cancelled), and a bucket left with no live entry is
+ * emptied. A bucket's kept minimum may then lie below its events, which
+ * only makes the bucket open a little early.
  */
 #include "sim.h"
 #include "hugemem.h"
@@ -58,15 +71,49 @@
 #define RQ_DIGIT_BITS 8u
 #define RQ_DIGITS (1u << RQ_DIGIT_BITS)
 #define RQ_LEVELS (64u / RQ_DIGIT_BITS)
+#define RQ_NEAR 3u          /* levels below this keep entries in chunks */
+#define RQ_CHUNK 31u        /* entries per chunk (512 bytes) */
+#define RQ_CHUNK_BLOCK 128u /* chunks carved from a slab at a time */
 _Static_assert(RQ_DIGITS == 4 * 64, "rq_next tests four mask words");
 
 /* A FIFO list through the events' next_free links; each event's pprev
- * points at the link that points to it, so it can be unlinked in O(1). */
+ * points at the link that points to it, so it can be unlinked in O(1).
+ * The far levels (RQ_NEAR and up) use these. */
 typedef struct rq_list {
     nsim_event *head;
     nsim_event **tailp; /* &head when empty, else &tail->next_free */
-    nsim_time min;      /* earliest time in the list (buckets only) */
+    nsim_time min;      /* earliest time in the list */
+    uint64_t n;         /* events in the list */
 } rq_list;
+
+/* cur and the near levels keep (time, event) entries in chunks, in FIFO
+ * order: re-filing them reads the entries, not the events (see the top of
+ * this file). A cancelled entry's ev is NULL. */
+typedef struct rq_ent {
+    nsim_time when;
+    nsim_event *ev;
+} rq_ent;
+
+typedef struct rq_chunk {
+    rq_ent e[RQ_CHUNK];
+    struct rq_chunk *next;
+} rq_chunk;
+
+/* Every chunk but the tail is full; the count of the tail's entries lives
+ * here, beside the other fields an append writes, so that an append
+ * touches one line of the chunk. */
+typedef struct rq_vec {
+    rq_chunk *head, *tail;
+    uint32_t pos;    /* entries of head already taken (cur only) */
+    uint32_t tail_n; /* entries in tail */
+    uint32_t live;   /* entries neither taken nor cancelled */
+    nsim_time min;   /* earliest time in the vector (buckets only) */
+} rq_vec;
+
+static inline uint32_t chunk_n(const rq_vec *v, const rq_chunk *c)
+{
+    return c == v->tail ? v->tail_n : RQ_CHUNK;
+}
 
 typedef struct pool_block {
     nsim_event events[POOL_BLOCK];
@@ -84,11 +131,14 @@ struct nsim_sim {
     nsim_event *free_list;
     /* the radix queue (see the top of this file) */
     nsim_time last;  /* <= every queued time, and <= now between calls */
-    rq_list cur;     /* the events at time last, in seq order */
+    rq_vec cur;      /* the events at time last, in seq order */
     unsigned levels; /* bit l set iff some bucket of level l is non-empty */
     uint64_t mask[RQ_LEVELS][RQ_DIGITS / 64]; /* non-empty buckets */
-    rq_list bkt[RQ_LEVELS][RQ_DIGITS];
-    nsim_huge_slab slab; /* the pool's blocks, on huge pages */
+    rq_vec near[RQ_NEAR][RQ_DIGITS];
+    rq_list far[RQ_LEVELS - RQ_NEAR][RQ_DIGITS];
+    rq_chunk *chunk_free; /* the entries' chunks not in use */
+    size_t chunks_free;
+    nsim_huge_slab slab; /* the pools' blocks, on huge pages */
     int stop;
     int stop_rc;
     nsim_err err;
@@ -118,12 +168,14 @@ int nsim_sim_create(uint64_t seed, nsim_sim **out, nsim_err *err)
     if (sim == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "engine: out of memory");
     sim->seed = seed;
-    sim->cur.tailp = &sim->cur.head;
-    for (size_t l = 0; l < RQ_LEVELS; l++)
-        for (size_t d = 0; d < RQ_DIGITS; d++) {
-            sim->bkt[l][d].tailp = &sim->bkt[l][d].head;
-            sim->bkt[l][d].min = NSIM_TIME_MAX;
+    for (size_t d = 0; d < RQ_DIGITS; d++) {
+        for (size_t l = 0; l < RQ_NEAR; l++)
+            sim->near[l][d].min = NSIM_TIME_MAX;
+        for (size_t l = 0; l < RQ_LEVELS - RQ_NEAR; l++) {
+            sim->far[l][d].tailp = &sim->far[l][d].head;
+            sim->far[l][d].min = NSIM_TIME_MAX;
         }
+    }
     *out = sim;
     return NSIM_OK;
 }
@@ -184,22 +236,32 @@ static int pool_grow(nsim_sim *sim)
     return NSIM_OK;
 }
 
-int nsim_sim_reserve(nsim_sim *sim, size_t n)
+/* Makes sure n chunks are free, carving more from the slab if needed. */
+static int chunk_reserve(nsim_sim *sim, size_t n)
 {
-    /* The queue lives in the events themselves: the pool is all there is. */
-    while (sim->counters.pool_events < n)
-        if (pool_grow(sim) != NSIM_OK)
+    while (sim->chunks_free < n) {
+        rq_chunk *b = nsim_huge_take(&sim->slab, RQ_CHUNK_BLOCK * sizeof *b);
+        if (b == NULL)
             return NSIM_ENOMEM;
+        for (size_t i = RQ_CHUNK_BLOCK; i-- > 0;) {
+            b[i].next = sim->chunk_free;
+            sim->chunk_free = &b[i];
+        }
+        sim->chunks_free += RQ_CHUNK_BLOCK;
+    }
     return NSIM_OK;
 }
 
-/* ---- the radix queue --------------------------------------------------- */
-
-static inline void list_init(rq_list *l)
+int nsim_sim_reserve(nsim_sim *sim, size_t n)
 {
-    l->head = NULL;
-    l->tailp = &l->head;
+    /* events, and chunks for n entries however they spread */
+    while (sim->counters.pool_events < n)
+        if (pool_grow(sim) != NSIM_OK)
+            return NSIM_ENOMEM;
+    return chunk_reserve(sim, n / RQ_CHUNK + RQ_NEAR * RQ_DIGITS + 2);
 }
+
+/* ---- the radix queue --------------------------------------------------- */
 
 static inline void list_append(rq_list *l, nsim_event *ev)
 {
@@ -207,80 +269,199 @@ static inline void list_append(rq_list *l, nsim_event *ev)
     ev->pprev = l->tailp;
     *l->tailp = ev;
     l->tailp = &ev->next_free;
+    l->n++;
 }
 
-/* Files ev (time >= last) at the tail of its list. */
-static inline void rq_insert(nsim_sim *sim, nsim_event *ev)
+/* Appends (t, ev); a chunk must be free (chunk_reserve). */
+static inline void vec_append(nsim_sim *sim, rq_vec *v, nsim_time t,
+                              nsim_event *ev)
 {
-    nsim_time t = ev->when, x = t ^ sim->last;
+    rq_chunk *c = v->tail;
+    if (c == NULL || v->tail_n == RQ_CHUNK) {
+        rq_chunk *k = sim->chunk_free;
+        sim->chunk_free = k->next;
+        sim->chunks_free--;
+        k->next = NULL;
+        if (c == NULL)
+            v->head = k;
+        else
+            c->next = k;
+        v->tail = c = k;
+        v->tail_n = 0;
+    }
+    c->e[v->tail_n++] = (rq_ent){t, ev};
+    v->live++;
+    if (t < v->min)
+        v->min = t;
+}
+
+/* Gives v's chunks back and empties it. */
+static void vec_clear(nsim_sim *sim, rq_vec *v)
+{
+    rq_chunk *c = v->head;
+    while (c != NULL) {
+        rq_chunk *next = c->next;
+        c->next = sim->chunk_free;
+        sim->chunk_free = c;
+        sim->chunks_free++;
+        c = next;
+    }
+    *v = (rq_vec){.min = NSIM_TIME_MAX};
+}
+
+/* Files (t, ev), t >= last, at the tail of its bucket (or of cur). Near
+ * levels need a free chunk; the event is not read. */
+static inline void rq_file(nsim_sim *sim, nsim_time t, nsim_event *ev)
+{
+    nsim_time x = t ^ sim->last;
     if (x == 0) {
-        list_append(&sim->cur, ev);
+        vec_append(sim, &sim->cur, t, ev);
         return;
     }
     unsigned level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
     unsigned d = (unsigned)(t >> (level * RQ_DIGIT_BITS)) & (RQ_DIGITS - 1);
-    list_append(&sim->bkt[level][d], ev);
-    if (t < sim->bkt[level][d].min)
-        sim->bkt[level][d].min = t;
+    if (level < RQ_NEAR) {
+        vec_append(sim, &sim->near[level][d], t, ev);
+    } else {
+        rq_list *l = &sim->far[level - RQ_NEAR][d];
+        list_append(l, ev);
+        if (t < l->min)
+            l->min = t;
+    }
     sim->mask[level][d / 64] |= 1ull << (d % 64);
     sim->levels |= 1u << level;
 }
 
-/* Makes the next event the head of cur, unless the queue is empty or every
- * event lies past until; returns that head or NULL. Only buckets that may
- * hold an event at or before until are opened, so last never passes until
- * and a later schedule at now stays at or above last. */
+/* Files ev: in a chunk (pprev NULL) or a far list. */
+static inline void rq_insert(nsim_sim *sim, nsim_event *ev)
+{
+    ev->pprev = NULL;
+    rq_file(sim, ev->when, ev);
+}
+
+static inline void mask_clear(nsim_sim *sim, unsigned level, unsigned d)
+{
+    uint64_t *m = sim->mask[level];
+    m[d / 64] &= ~(1ull << (d % 64));
+    if ((m[0] | m[1] | m[2] | m[3]) == 0)
+        sim->levels &= ~(1u << level);
+}
+
+/* Re-files the entries of near bucket v (level >= 1) against the new
+ * last. Those that land in cur or level 0 fire soon: their events are
+ * fetched now, while the rest of the bucket is filed. */
+static void open_near(nsim_sim *sim, rq_vec *v)
+{
+    for (rq_chunk *c = v->head; c != NULL; c = c->next)
+        for (uint32_t i = 0, n = chunk_n(v, c); i < n; i++) {
+            rq_ent e = c->e[i];
+            if (e.ev == NULL)
+                continue;
+            if ((e.when ^ sim->last) < RQ_DIGITS)
+                __builtin_prefetch(e.ev, 1);
+            rq_file(sim, e.when, e.ev);
+        }
+    vec_clear(sim, v);
+}
+
+/* Re-files the events of far list l against the new last (stable). */
+static void open_far(nsim_sim *sim, rq_list *l)
+{
+    nsim_event *ev = l->head;
+    *l = (rq_list){.tailp = &l->head, .min = NSIM_TIME_MAX};
+    while (ev != NULL) {
+        nsim_event *next = ev->next_free;
+        rq_insert(sim, ev);
+        ev = next;
+    }
+}
+
+/* Opens the lowest non-empty bucket, if its earliest time is <= until:
+ * last becomes that time and its events move to cur or lower levels.
+ * Returns 0 if there was none to open, -1 if the chunks for the move could
+ * not be had (the run fails), else 1. */
+static int rq_open(nsim_sim *sim, nsim_time until)
+{
+    unsigned level = (unsigned)__builtin_ctz(sim->levels);
+    uint64_t *m = sim->mask[level];
+    unsigned w = 0;
+    while (m[w] == 0)
+        w++;
+    unsigned d = w * 64 + (unsigned)__builtin_ctzll(m[w]);
+    rq_vec *v = level < RQ_NEAR ? &sim->near[level][d] : NULL;
+    rq_list *l = v == NULL ? &sim->far[level - RQ_NEAR][d] : NULL;
+    nsim_time t = v != NULL ? v->min : l->min;
+    if (t > until)
+        return 0;
+    /* each entry needs at most its share of a chunk, and each bucket it
+     * may land in one more */
+    uint64_t n = v != NULL ? v->live : l->n;
+    unsigned below = level < RQ_NEAR ? level : RQ_NEAR;
+    if (level > 0 &&
+        chunk_reserve(sim, n / RQ_CHUNK + RQ_DIGITS * below + 2) != NSIM_OK) {
+        nsim_sim_fail(sim, NSIM_ENOMEM, "engine: out of memory");
+        return -1;
+    }
+    mask_clear(sim, level, d);
+    sim->last = t;
+    if (level == 0) {
+        /* every entry here is at time t: the bucket becomes cur */
+        vec_clear(sim, &sim->cur);
+        sim->cur = *v;
+        *v = (rq_vec){.min = NSIM_TIME_MAX};
+    } else if (v != NULL) {
+        open_near(sim, v);
+    } else {
+        open_far(sim, l);
+    }
+    return 1;
+}
+
+/* The first live entry of cur (whose live count is not 0). */
+static inline nsim_event *cur_front(nsim_sim *sim)
+{
+    rq_vec *v = &sim->cur;
+    for (;;) {
+        rq_chunk *c = v->head;
+        if (v->pos == chunk_n(v, c)) {
+            v->head = c->next;
+            c->next = sim->chunk_free;
+            sim->chunk_free = c;
+            sim->chunks_free++;
+            v->pos = 0;
+            continue;
+        }
+        if (c->e[v->pos].ev != NULL)
+            return c->e[v->pos].ev;
+        v->pos++;
+    }
+}
+
+/* Makes the next event the front of cur, unless the queue is empty or every
+ * event lies past until; returns that event or NULL (also when the run
+ * failed for memory). Only buckets that may hold an event at or before
+ * until are opened, so last never passes until and a later schedule at now
+ * stays at or above last. */
 static nsim_event *rq_next(nsim_sim *sim, nsim_time until)
 {
-    while (sim->cur.head == NULL) {
+    while (sim->cur.live == 0) {
         if (sim->levels == 0) {
             /* Empty: any last <= now will do, and now keeps it so. */
+            vec_clear(sim, &sim->cur);
             sim->last = sim->now;
             return NULL;
         }
-        unsigned level = (unsigned)__builtin_ctz(sim->levels);
-        uint64_t *m = sim->mask[level];
-        unsigned w = 0;
-        while (m[w] == 0)
-            w++;
-        unsigned d = w * 64 + (unsigned)__builtin_ctzll(m[w]);
-        nsim_time t = sim->bkt[level][d].min;
-        if (t > until)
+        if (rq_open(sim, until) <= 0)
             return NULL;
-        rq_list *src = &sim->bkt[level][d];
-        nsim_event *ev = src->head;
-        nsim_event **tailp = src->tailp;
-        list_init(src);
-        sim->bkt[level][d].min = NSIM_TIME_MAX;
-        m[w] &= ~(1ull << (d % 64));
-        if ((m[0] | m[1] | m[2] | m[3]) == 0)
-            sim->levels &= ~(1u << level);
-        sim->last = t;
-        if (level == 0) {
-            /* every event here is at time t: the list becomes cur */
-            sim->cur.head = ev;
-            sim->cur.tailp = tailp;
-            ev->pprev = &sim->cur.head;
-        } else {
-            while (ev != NULL) { /* stable: each goes to a lower level */
-                nsim_event *next = ev->next_free;
-                rq_insert(sim, ev);
-                ev = next;
-            }
-        }
     }
-    return sim->last <= until ? sim->cur.head : NULL;
+    return sim->last <= until ? cur_front(sim) : NULL;
 }
 
-/* Removes the head of cur (which rq_next returned). */
+/* Removes the front of cur (which rq_next returned). */
 static inline void rq_pop_cur(nsim_sim *sim)
 {
-    nsim_event *ev = sim->cur.head;
-    sim->cur.head = ev->next_free;
-    if (sim->cur.head == NULL)
-        sim->cur.tailp = &sim->cur.head;
-    else
-        sim->cur.head->pprev = &sim->cur.head;
+    sim->cur.pos++;
+    sim->cur.live--;
     sim->queued--;
 }
 
@@ -293,6 +474,8 @@ static inline int schedule_at(nsim_sim *sim, nsim_time when, nsim_event_fn *fn,
     if (when < sim->now || fn == NULL)
         return NSIM_EINVAL;
     if (sim->free_list == NULL && pool_grow(sim) != NSIM_OK)
+        return NSIM_ENOMEM;
+    if (sim->chunks_free == 0 && chunk_reserve(sim, 1) != NSIM_OK)
         return NSIM_ENOMEM;
     nsim_event *ev = sim->free_list;
     sim->free_list = ev->next_free;
@@ -336,31 +519,55 @@ static inline void event_free(nsim_sim *sim, nsim_event *ev)
     sim->free_list = ev;
 }
 
-/* Takes a queued event out of its list (the one that (when, last) names),
+/* Marks ev's entry in v cancelled. The entries of cur before pos were
+ * taken: their events may since have been reused. */
+static void vec_cancel(rq_vec *v, const nsim_event *ev)
+{
+    for (rq_chunk *c = v->head; c != NULL; c = c->next)
+        for (uint32_t i = c == v->head ? v->pos : 0, n = chunk_n(v, c);
+             i < n; i++)
+            if (c->e[i].ev == ev) {
+                c->e[i].ev = NULL;
+                v->live--;
+                return;
+            }
+    assert(!"cancel: event not in its bucket");
+}
+
+/* Takes a queued event out of the bucket (or cur) that (when, last) names,
  * keeping the masks exact; a bucket's min may stay below its events, which
- * only makes it open a little early. */
+ * only makes it open a little early. In a chunk the entry is marked (a
+ * scan of the bucket: near events are rarely cancelled); in a far list it
+ * is unlinked. */
 static void rq_remove(nsim_sim *sim, nsim_event *ev)
 {
     nsim_time x = ev->when ^ sim->last;
     unsigned level = 0, d = 0;
-    rq_list *l = &sim->cur;
-    if (x != 0) {
-        level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
-        d = (unsigned)(ev->when >> (level * RQ_DIGIT_BITS)) & (RQ_DIGITS - 1);
-        l = &sim->bkt[level][d];
+    sim->queued--;
+    if (x == 0) {
+        vec_cancel(&sim->cur, ev);
+        return;
     }
+    level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
+    d = (unsigned)(ev->when >> (level * RQ_DIGIT_BITS)) & (RQ_DIGITS - 1);
+    if (ev->pprev == NULL) {
+        rq_vec *v = &sim->near[level][d];
+        vec_cancel(v, ev);
+        if (v->live == 0) {
+            vec_clear(sim, v);
+            mask_clear(sim, level, d);
+        }
+        return;
+    }
+    rq_list *l = &sim->far[level - RQ_NEAR][d];
     *ev->pprev = ev->next_free;
     if (ev->next_free != NULL)
         ev->next_free->pprev = ev->pprev;
     else
         l->tailp = ev->pprev;
-    sim->queued--;
-    if (x != 0 && l->head == NULL) {
-        uint64_t *m = sim->mask[level];
+    if (--l->n == 0) {
         l->min = NSIM_TIME_MAX;
-        m[d / 64] &= ~(1ull << (d % 64));
-        if ((m[0] | m[1] | m[2] | m[3]) == 0)
-            sim->levels &= ~(1u << level);
+        mask_clear(sim, level, d);
     }
 }
 
@@ -418,6 +625,8 @@ int nsim_sim_run(nsim_sim *sim, nsim_time until)
         if (sim->stop)
             return NSIM_OK;
     }
+    if (sim->stop_rc != NSIM_OK)
+        return sim->stop_rc; /* no memory to open a bucket */
     if (until != NSIM_TIME_MAX && until > sim->now)
         sim->now = until;
     return NSIM_OK;
@@ -427,7 +636,7 @@ int nsim_sim_step(nsim_sim *sim)
 {
     nsim_event *ev = rq_next(sim, NSIM_TIME_MAX);
     if (ev == NULL)
-        return NSIM_ENOENT;
+        return sim->stop_rc != NSIM_OK ? sim->stop_rc : NSIM_ENOENT;
     if (sim->max_events != 0 && sim->counters.events_run >= sim->max_events)
         return over_events(sim);
     fire(sim, ev);
