@@ -45,6 +45,8 @@ struct flow {
     nsim_piece_fn *drained;
     nsim_event_handle end;
     int armed;
+    nsim_time t_end;     /* when it ends at its rate (NSIM_TIME_MAX: never) */
+    nsim_time t_armed;   /* when its end event fires: at or before t_end */
     use *use;
     uint32_t nuse, cap;
     uint32_t mark, frozen; /* recompute epochs */
@@ -73,6 +75,7 @@ typedef struct srv {
     double bw;            /* cached from the fabric */
     double load;          /* sum of rate x coef of its flows */
     double rcap, wsum;
+    double wleft;         /* wsum below this: no unfrozen flow left */
     uint32_t fab_id;      /* its id in the fabric */
 } srv;
 
@@ -475,6 +478,20 @@ static void on_end(nsim_sim *sim, nsim_event *ev)
     nsim_time tail = f->tail;
     nsim_piece_fn *drained = f->drained;
     f->armed = 0;
+    if (f->t_end > nsim_sim_now(sim)) {
+        /* its rate fell since the event was set: it ends later */
+        if (f->t_end != NSIM_TIME_MAX) {
+            if (nsim_sim_schedule_at(sim, f->t_end, on_end, fn, 0,
+                                     (uint64_t)(uintptr_t)f, &f->end) !=
+                NSIM_OK) {
+                oom(fn);
+                return;
+            }
+            f->armed = 1;
+            f->t_armed = f->t_end;
+        }
+        return;
+    }
     detach(fn, f, 1);
     fifo_next(fn, f);
     flow_put(fn, f);
@@ -500,18 +517,24 @@ static void set_rate(nsim_flownet *fn, flow *f, double rate)
     for (uint32_t i = 0; i < f->nuse; i++)
         fn->s[f->use[i].srv].load += (rate - f->rate) * f->use[i].coef;
     f->rate = rate;
+    /* stalled (a server with no bandwidth): no end */
+    f->t_end = rate > 0 ? now + (nsim_time)ceil(f->rem / rate *
+                                                (double)NSIM_PS_PER_S)
+                        : NSIM_TIME_MAX;
+    if (f->armed && f->t_armed <= f->t_end)
+        return; /* the event comes first and moves itself on (on_end) */
     if (f->armed)
         (void)nsim_sim_cancel(fn->sim, f->end);
     f->armed = 0;
-    if (!(rate > 0))
-        return; /* stalled (a server with no bandwidth) */
-    double dt = ceil(f->rem / rate * (double)NSIM_PS_PER_S);
-    if (nsim_sim_schedule(fn->sim, (nsim_time)dt, on_end, fn, 0,
-                          (uint64_t)(uintptr_t)f, &f->end) != NSIM_OK) {
+    if (f->t_end == NSIM_TIME_MAX)
+        return;
+    if (nsim_sim_schedule_at(fn->sim, f->t_end, on_end, fn, 0,
+                             (uint64_t)(uintptr_t)f, &f->end) != NSIM_OK) {
         oom(fn);
         return;
     }
     f->armed = 1;
+    f->t_armed = f->t_end;
 }
 
 /* ---- the recompute ---------------------------------------------------------- */
@@ -662,6 +685,7 @@ static int fill(nsim_flownet *fn)
         srv *s = &fn->s[fn->wsrv[i]];
         s->hpos = NO_POS;
         if (s->wsum > 0) {
+            s->wleft = EPS_REL * s->wsum;
             s->key = level(s);
             hplace(fn, fn->nheap++, fn->wsrv[i]);
         }
@@ -673,6 +697,10 @@ static int fill(nsim_flownet *fn)
          * top is brought up to date, and taken when it stays the least */
         uint32_t top = fn->heap[0];
         srv *s = &fn->s[top];
+        if (!(s->wsum > s->wleft)) {
+            hremove(fn, top); /* every flow on it froze elsewhere */
+            continue;
+        }
         double lv = level(s);
         if (lv > s->key) {
             s->key = lv;
@@ -692,9 +720,8 @@ static int fill(nsim_flownet *fn)
                 srv *t = &fn->s[id];
                 t->rcap -= lv * g->use[j].coef;
                 t->wsum -= g->use[j].coef;
-                if (t != s && t->hpos != NO_POS &&
-                    !(t->wsum > EPS_REL * g->use[j].coef))
-                    hremove(fn, id); /* no unfrozen flow left on it */
+                /* one left with no unfrozen flow stays in the heap until
+                 * it comes to the top (or the filling ends first) */
             }
         }
     }
