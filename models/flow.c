@@ -36,24 +36,32 @@ typedef struct ref {
     uint32_t u; /* index of the use in f */
 } ref;
 
+#define INLINE_USES 5 /* a path of two hops and a reverse server */
+
+/* What the recompute reads first, then the uses that fit inline (most
+ * flows': NVLink and PCIe copies), so that a flow it visits is one or
+ * two cache lines and no pointer away. */
 struct flow {
-    nsim_piece *p;
-    double rem;          /* payload bytes still to pass */
-    double rate, nrate;  /* payload bytes/s; the recompute's result */
-    nsim_time t_last;    /* when rem was last brought up to date */
-    nsim_time tail;      /* transfer end -> delivery */
-    nsim_piece_fn *drained;
-    nsim_event_handle end;
-    int armed;
-    nsim_time t_end;     /* when it ends at its rate (NSIM_TIME_MAX: never) */
-    nsim_time t_armed;   /* when its end event fires: at or before t_end */
-    use *use;
-    uint32_t nuse, cap;
+    use *use;            /* inl, or heap for longer paths */
+    uint32_t nuse;
     uint32_t mark, frozen; /* recompute epochs */
-    uint32_t fifo;       /* its first server (index in fn->s) + 1 if that
-                          * one is FIFO */
     uint8_t live;        /* on its servers */
     uint8_t fifo_active; /* the one flow of its path through its FIFO */
+    int armed;
+    double rate, nrate;  /* payload bytes/s; the recompute's result */
+    double rem;          /* payload bytes still to pass */
+    nsim_time t_last;    /* when rem was last brought up to date */
+    use inl[INLINE_USES];
+    nsim_time t_end;     /* when it ends at its rate (NSIM_TIME_MAX: never) */
+    nsim_time t_armed;   /* when its end event fires: at or before t_end */
+    nsim_event_handle end;
+    nsim_piece *p;
+    nsim_time tail;      /* transfer end -> delivery */
+    nsim_piece_fn *drained;
+    uint32_t fifo;       /* its first server (index in fn->s) + 1 if that
+                          * one is FIFO */
+    uint32_t heap_cap;
+    use *heap;           /* kept across reuses of the flow */
     flow *next_free;     /* also: the next flow waiting at a FIFO */
 };
 
@@ -179,7 +187,7 @@ void nsim_flownet_destroy(nsim_flownet *fn)
         flow_block *b = fn->blocks;
         fn->blocks = b->next;
         for (uint32_t i = 0; i < FLOW_BLOCK; i++)
-            free(b->flows[i].use);
+            free(b->flows[i].heap);
         free(b);
     }
     for (uint32_t i = 0; i < fn->ns; i++)
@@ -251,11 +259,12 @@ static int flow_get(nsim_flownet *fn, flow **out)
     }
     flow *f = fn->free_list;
     fn->free_list = f->next_free;
-    use *u = f->use;
-    uint32_t cap = f->cap;
+    use *heap = f->heap;
+    uint32_t cap = f->heap_cap;
     memset(f, 0, sizeof *f);
-    f->use = u;
-    f->cap = cap;
+    f->heap = heap;
+    f->heap_cap = cap;
+    f->use = f->inl;
     *out = f;
     return NSIM_OK;
 }
@@ -860,8 +869,11 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
     int control = 1;
     flow *f;
     NSIM_TRY(flow_get(fn, &f));
-    NSIM_TRY(grow((void **)&f->use, &f->cap, 2 * p->nhops + 1,
-                  sizeof *f->use));
+    if (2 * p->nhops + 1 > INLINE_USES) {
+        NSIM_TRY(grow((void **)&f->heap, &f->heap_cap, 2 * p->nhops + 1,
+                      sizeof *f->heap));
+        f->use = f->heap;
+    }
     for (uint32_t h = 0; h < p->nhops; h++) {
         uint32_t id = p->path[h];
         nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
