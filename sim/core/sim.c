@@ -51,13 +51,15 @@
  * run(until) opens a bucket only if its earliest time is <= until, so last
  * never passes until. When the queue empties, last is reset to now.
  *
- * Cancel takes the event out at once and recycles it, so a timeout that
- * is set and cancelled for every message holds no memory until its time:
- * from a far list it is unlinked in O(1) (each event keeps a back link,
- * pprev); from a chunk its entry is marked (a scan of its bucket, as near
- * events are rarely cancelled), and a bucket left with no live entry is
- * emptied. A bucket's kept minimum may then lie below its events, which
- * only makes the bucket open a little early.
+ * Cancel is O(1). An event in a far list is unlinked at once (each event
+ * keeps a back link, pprev) and recycled, so a timeout that is set and
+ * cancelled for every message holds no memory until its time, and a list
+ * left empty is cleared. An event in a chunk (cur, or up to ~16 us ahead)
+ * is only marked: its entry moves on with the others, still counted live,
+ * and rq_next drops it, and recycles the event, when it reaches the front
+ * of cur. Finding the entry would be a scan of its bucket, and flow
+ * fidelity cancels a near event, a flow's end, at each change of its
+ * rate: with scans, a third of the time of a 1,024-GPU flow run.
  */
 #include "sim.h"
 #include "hugemem.h"
@@ -88,7 +90,8 @@ typedef struct rq_list {
 
 /* cur and the near levels keep (time, event) entries in chunks, in FIFO
  * order: re-filing them reads the entries, not the events (see the top of
- * this file). A cancelled entry's ev is NULL. */
+ * this file). ev is never NULL: a cancelled event stays, marked, until
+ * its entry reaches the front of cur (rq_next). */
 typedef struct rq_ent {
     nsim_time when;
     nsim_event *ev;
@@ -355,8 +358,6 @@ static void open_near(nsim_sim *sim, rq_vec *v)
     for (rq_chunk *c = v->head; c != NULL; c = c->next)
         for (uint32_t i = 0, n = chunk_n(v, c); i < n; i++) {
             rq_ent e = c->e[i];
-            if (e.ev == NULL)
-                continue;
             if ((e.when ^ sim->last) < RQ_DIGITS)
                 __builtin_prefetch(e.ev, 1);
             rq_file(sim, e.when, e.ev);
@@ -417,7 +418,7 @@ static int rq_open(nsim_sim *sim, nsim_time until)
     return 1;
 }
 
-/* The first live entry of cur (whose live count is not 0). */
+/* The event at the front of cur (whose live count is not 0). */
 static inline nsim_event *cur_front(nsim_sim *sim)
 {
     rq_vec *v = &sim->cur;
@@ -431,9 +432,7 @@ static inline nsim_event *cur_front(nsim_sim *sim)
             v->pos = 0;
             continue;
         }
-        if (c->e[v->pos].ev != NULL)
-            return c->e[v->pos].ev;
-        v->pos++;
+        return c->e[v->pos].ev;
     }
 }
 
@@ -442,19 +441,31 @@ static inline nsim_event *cur_front(nsim_sim *sim)
  * failed for memory). Only buckets that may hold an event at or before
  * until are opened, so last never passes until and a later schedule at now
  * stays at or above last. */
+static inline void event_free(nsim_sim *sim, nsim_event *ev);
+
 static nsim_event *rq_next(nsim_sim *sim, nsim_time until)
 {
-    while (sim->cur.live == 0) {
-        if (sim->levels == 0) {
-            /* Empty: any last <= now will do, and now keeps it so. */
-            vec_clear(sim, &sim->cur);
-            sim->last = sim->now;
-            return NULL;
+    for (;;) {
+        while (sim->cur.live == 0) {
+            if (sim->levels == 0) {
+                /* Empty: any last <= now will do, and now keeps it so. */
+                vec_clear(sim, &sim->cur);
+                sim->last = sim->now;
+                return NULL;
+            }
+            if (rq_open(sim, until) <= 0)
+                return NULL;
         }
-        if (rq_open(sim, until) <= 0)
+        if (sim->last > until)
             return NULL;
+        nsim_event *ev = cur_front(sim);
+        if (ev->cancelled != 1)
+            return ev;
+        /* cancelled while its entry sat in a chunk: gone now */
+        sim->cur.pos++;
+        sim->cur.live--;
+        event_free(sim, ev);
     }
-    return sim->last <= until ? cur_front(sim) : NULL;
 }
 
 /* Removes the front of cur (which rq_next returned). */
@@ -519,46 +530,21 @@ static inline void event_free(nsim_sim *sim, nsim_event *ev)
     sim->free_list = ev;
 }
 
-/* Marks ev's entry in v cancelled. The entries of cur before pos were
- * taken: their events may since have been reused. */
-static void vec_cancel(rq_vec *v, const nsim_event *ev)
+/* Takes a queued event out of the queue. In a far list it is unlinked
+ * (returns 1: free it now), keeping the masks exact. In a chunk (cur or a
+ * near bucket) its entry stays where it is and counts as live until it
+ * comes to the front of cur, where rq_next drops it (returns 0: it is
+ * freed then): finding the entry would be a scan of its bucket, and flow
+ * fidelity cancels a near event (a flow's end) at every rate change. */
+static int rq_remove(nsim_sim *sim, nsim_event *ev)
 {
-    for (rq_chunk *c = v->head; c != NULL; c = c->next)
-        for (uint32_t i = c == v->head ? v->pos : 0, n = chunk_n(v, c);
-             i < n; i++)
-            if (c->e[i].ev == ev) {
-                c->e[i].ev = NULL;
-                v->live--;
-                return;
-            }
-    assert(!"cancel: event not in its bucket");
-}
-
-/* Takes a queued event out of the bucket (or cur) that (when, last) names,
- * keeping the masks exact; a bucket's min may stay below its events, which
- * only makes it open a little early. In a chunk the entry is marked (a
- * scan of the bucket: near events are rarely cancelled); in a far list it
- * is unlinked. */
-static void rq_remove(nsim_sim *sim, nsim_event *ev)
-{
-    nsim_time x = ev->when ^ sim->last;
-    unsigned level = 0, d = 0;
     sim->queued--;
-    if (x == 0) {
-        vec_cancel(&sim->cur, ev);
-        return;
-    }
-    level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
-    d = (unsigned)(ev->when >> (level * RQ_DIGIT_BITS)) & (RQ_DIGITS - 1);
-    if (ev->pprev == NULL) {
-        rq_vec *v = &sim->near[level][d];
-        vec_cancel(v, ev);
-        if (v->live == 0) {
-            vec_clear(sim, v);
-            mask_clear(sim, level, d);
-        }
-        return;
-    }
+    if (ev->pprev == NULL)
+        return 0;
+    nsim_time x = ev->when ^ sim->last;
+    unsigned level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
+    unsigned d = (unsigned)(ev->when >> (level * RQ_DIGIT_BITS)) &
+                 (RQ_DIGITS - 1);
     rq_list *l = &sim->far[level - RQ_NEAR][d];
     *ev->pprev = ev->next_free;
     if (ev->next_free != NULL)
@@ -569,6 +555,7 @@ static void rq_remove(nsim_sim *sim, nsim_event *ev)
         l->min = NSIM_TIME_MAX;
         mask_clear(sim, level, d);
     }
+    return 1;
 }
 
 int nsim_sim_cancel(nsim_sim *sim, nsim_event_handle h)
@@ -578,8 +565,10 @@ int nsim_sim_cancel(nsim_sim *sim, nsim_event_handle h)
     if (h.ev == NULL || h.ev->seq != h.seq || h.ev->fn == NULL ||
         h.ev->cancelled)
         return NSIM_ENOENT;
-    rq_remove(sim, h.ev);
-    event_free(sim, h.ev);
+    if (rq_remove(sim, h.ev))
+        event_free(sim, h.ev);
+    else
+        h.ev->cancelled = 1; /* its entry is dropped at the front */
     sim->counters.events_cancelled++;
     return NSIM_OK;
 }

@@ -10,10 +10,11 @@
  * events by (time, sequence): events at the same time fire in the order
  * they were scheduled, so every run of the same inputs is identical.
  *
- * Cancel takes the event out of the queue at once, so cancelled timeouts
- * hold no memory (O(1) for events more than ~16 us ahead, a scan of one
- * bucket for nearer ones). A handle (event pointer + sequence) tells a
- * cancel before firing from a cancel after it.
+ * Cancel is O(1): an event more than ~16 us ahead leaves the queue at
+ * once, so cancelled timeouts hold no memory; a nearer one is dropped
+ * when its time comes (its memory held until then). A handle (event
+ * pointer + sequence) tells a cancel before firing from a cancel after
+ * it.
  *
  * Workload: tens of millions of schedule/fire pairs per run, a few thousand
  * pending at a time; cancel is rare (timeouts, faults).
