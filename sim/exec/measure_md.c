@@ -118,13 +118,17 @@ static uint64_t nearest_pow2(double v)
     return p;
 }
 
-/* A size label; 0 ok, -1 not a size. */
+#define MAX_SIZE 1e18 /* bytes: past any buffer a benchmark sizes */
+
+/* A size label; 0 ok, -1 not a size, -2 more than MAX_SIZE bytes. */
 static int parse_size(const char *s, uint64_t *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || !(v > 0) || v > 1e18)
+    if (end == s || !(v > 0))
         return -1;
+    if (v > MAX_SIZE)
+        return -2;
     while (*end == ' ')
         end++;
     static const struct {
@@ -138,6 +142,8 @@ static int parse_size(const char *s, uint64_t *out)
     for (size_t i = 0; i < sizeof units / sizeof *units; i++)
         if (strcasecmp(end, units[i].u) == 0) {
             double b = v * units[i].mul;
+            if (b > MAX_SIZE)
+                return -2; /* and nearest_pow2 would run past 2^63 */
             if (units[i].exact) {
                 if (b != floor(b))
                     return -1;
@@ -305,7 +311,14 @@ static int read_table(mdread *r, mdtable *t, size_t *pos, int *lineno)
         trim_cell(c[0].s, sizeof c[0].s, c[0].s, strlen(c[0].s));
         if (c[0].s[0] == '\0')
             continue;
-        if (parse_size(c[0].s, &size) != 0) {
+        int sz = parse_size(c[0].s, &size);
+        if (sz == -2) {
+            nsim_measure__truncate(r->m, first);
+            return NSIM_ERR(r->err, NSIM_ECONFIG, "%s:%d: size \"%s\": "
+                            "expected at most %.0e bytes", r->source,
+                            *lineno, c[0].s, MAX_SIZE);
+        }
+        if (sz != 0) {
             nsim_measure__truncate(r->m, first);
             return NSIM_ERR(r->err, NSIM_ECONFIG, "%s:%d: size \"%s\": "
                             "expected bytes, or a number with KiB, MiB, "

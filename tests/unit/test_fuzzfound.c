@@ -123,6 +123,12 @@ static void test_absurd_values_refused_at_import(void)
          * (UBSan: outside the range of representable values) */
         {FF "perftest-size-1e64.txt", "perftest-size-1e64.txt:19: size "
                                       "1e64: expected a whole number"},
+        /* fuzz_measure: a markdown size of 4e20 bytes (1e18 was checked
+         * before the unit multiplied it), rounded to a power of two by
+         * doubling a uint64 that wrapped to 0: a loop without end */
+        {FF "markdown-size-4e20.txt", "markdown-size-4e20.txt:10: size "
+                                      "\"401189802742906446K\": expected "
+                                      "at most 1e+18 bytes"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         nsim_err err = {0};
