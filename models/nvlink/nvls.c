@@ -151,45 +151,26 @@ static void group_fini(nvls_group *g)
     free(g->gathered);
 }
 
-/* Hosts in order of their first rank; each rank's index in its host;
- * the ranks of each host. */
-static int group_hosts(nvls_shared *sh, nsim_topo *t, uint32_t n)
+/* Hosts (NCCL's nodes: a host or an NVLink domain) in order of their
+ * first rank, as the planner groups them; each rank's host and index in
+ * it; the ranks of each host. */
+static int group_hosts(nvls_shared *sh, nsim_topo *t)
 {
-    uint32_t nn = nsim_topo_nnodes(t);
-    uint32_t *slot = malloc((nn + 1) * sizeof *slot);
-    uint32_t *count = calloc(n + 1, sizeof *count);
-    sh->host_start = calloc(n + 1, sizeof *sh->host_start);
-    sh->host_ranks = malloc((n ? n : 1) * sizeof *sh->host_ranks);
-    if (slot == NULL || count == NULL || sh->host_start == NULL ||
-        sh->host_ranks == NULL) {
-        free(slot);
-        free(count);
-        return NSIM_ENOMEM;
-    }
-    for (uint32_t i = 0; i <= nn; i++)
-        slot[i] = UINT32_MAX;
-    for (uint32_t r = 0; r < n; r++) {
-        /* NVLS groups are NCCL's nodes: a host or an NVLink domain */
-        uint32_t h = nsim_topo_host_node(
-            t, nsim_topo_device(t, nsim_topo_rank_device(t, r))->host);
-        uint32_t i = h < nn ? h : nn;
-        if (slot[i] == UINT32_MAX)
-            slot[i] = sh->nhosts++;
-        sh->host[r] = slot[i];
-        sh->local[r] = count[slot[i]]++;
-    }
+    NSIM_TRY(nsim_topo_group_ranks(t, &sh->host_ranks, &sh->host_start,
+                                   &sh->nhosts));
     for (uint32_t x = 0; x < sh->nhosts; x++)
-        sh->host_start[x + 1] = sh->host_start[x] + count[x];
-    for (uint32_t r = 0; r < n; r++)
-        sh->host_ranks[sh->host_start[sh->host[r]] + sh->local[r]] = r;
-    free(slot);
-    free(count);
+        for (uint32_t k = sh->host_start[x]; k < sh->host_start[x + 1];
+             k++) {
+            sh->host[sh->host_ranks[k]] = x;
+            sh->local[sh->host_ranks[k]] = k - sh->host_start[x];
+        }
     return NSIM_OK;
 }
 
 static int nvls_init(const nsim_xport_env *env, void **shared, nsim_err *err)
 {
-    uint32_t n = env->plan->nranks;
+    /* per rank of the topology (group_hosts), which the plan's are */
+    uint32_t n = nsim_topo_nranks(env->topo);
     nvls_shared *sh = calloc(1, sizeof *sh);
     if (sh != NULL) {
         sh->host = calloc(n, sizeof *sh->host);
@@ -197,7 +178,7 @@ static int nvls_init(const nsim_xport_env *env, void **shared, nsim_err *err)
     }
     *shared = sh;
     if (sh == NULL || sh->host == NULL || sh->local == NULL ||
-        group_hosts(sh, env->topo, n) != NSIM_OK ||
+        group_hosts(sh, env->topo) != NSIM_OK ||
         (sh->groups = calloc((size_t)env->plan->nchannels * sh->nhosts,
                              sizeof *sh->groups)) == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "nvls: out of memory");

@@ -281,36 +281,7 @@ int nsim__plan_lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
 /* Ranks grouped by node, nodes in order of their first rank. */
 int nsim__plan_group_hosts(nsim_topo *t, host_list *hl)
 {
-    uint32_t n = nsim_topo_nranks(t), nn = nsim_topo_nnodes(t);
-    uint32_t *slot = malloc((nn + 1) * sizeof *slot); /* node -> group */
-    uint32_t *count = calloc(n + 1, sizeof *count);
-    hl->ranks = malloc(n * sizeof *hl->ranks);
-    hl->start = calloc(n + 1, sizeof *hl->start);
-    if (slot == NULL || count == NULL || hl->ranks == NULL ||
-        hl->start == NULL) {
-        free(slot);
-        free(count);
-        return NSIM_ENOMEM;
-    }
-    for (uint32_t i = 0; i <= nn; i++)
-        slot[i] = UINT32_MAX;
-    hl->nhosts = 0;
-    for (uint32_t r = 0; r < n; r++) { /* groups in order of first rank */
-        uint32_t h = rank_node(t, r), i = h < nn ? h : nn;
-        if (slot[i] == UINT32_MAX)
-            slot[i] = hl->nhosts++;
-        count[slot[i]]++;
-    }
-    for (uint32_t g = 0; g < hl->nhosts; g++)
-        hl->start[g + 1] = hl->start[g] + count[g];
-    memset(count, 0, (n + 1) * sizeof *count);
-    for (uint32_t r = 0; r < n; r++) { /* ranks in order within a group */
-        uint32_t h = rank_node(t, r), g = slot[h < nn ? h : nn];
-        hl->ranks[hl->start[g] + count[g]++] = r;
-    }
-    free(slot);
-    free(count);
-    return NSIM_OK;
+    return nsim_topo_group_ranks(t, &hl->ranks, &hl->start, &hl->nhosts);
 }
 
 static void build_ring(const host_list *hl, uint32_t c, uint32_t *ring)

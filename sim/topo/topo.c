@@ -625,6 +625,49 @@ uint32_t nsim_topo_host_node(const nsim_topo *t, int32_t host)
     return host >= 0 && (uint32_t)host < t->nhosts ? t->host_node[host]
                                                    : UINT32_MAX;
 }
+static uint32_t rank_node(const nsim_topo *t, uint32_t r)
+{
+    return nsim_topo_host_node(t, t->devs[t->rank_dev[r]].host);
+}
+
+int nsim_topo_group_ranks(const nsim_topo *t, uint32_t **ranks,
+                          uint32_t **start, uint32_t *ngroups)
+{
+    uint32_t n = t->nranks, nn = nsim_topo_nnodes(t), ng = 0;
+    uint32_t *slot = malloc((nn + 1) * sizeof *slot); /* node -> group */
+    uint32_t *count = calloc(n + 1, sizeof *count);
+    uint32_t *rk = malloc((n ? n : 1) * sizeof *rk);
+    uint32_t *st = calloc(n + 1, sizeof *st);
+    if (slot == NULL || count == NULL || rk == NULL || st == NULL) {
+        free(slot);
+        free(count);
+        free(rk);
+        free(st);
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t i = 0; i <= nn; i++)
+        slot[i] = UINT32_MAX;
+    for (uint32_t r = 0; r < n; r++) { /* groups in order of first rank */
+        uint32_t h = rank_node(t, r), i = h < nn ? h : nn;
+        if (slot[i] == UINT32_MAX)
+            slot[i] = ng++;
+        count[slot[i]]++;
+    }
+    for (uint32_t g = 0; g < ng; g++)
+        st[g + 1] = st[g] + count[g];
+    memset(count, 0, (n + 1) * sizeof *count);
+    for (uint32_t r = 0; r < n; r++) { /* ranks in order within a group */
+        uint32_t h = rank_node(t, r), g = slot[h < nn ? h : nn];
+        rk[st[g] + count[g]++] = r;
+    }
+    free(slot);
+    free(count);
+    *ranks = rk;
+    *start = st;
+    *ngroups = ng;
+    return NSIM_OK;
+}
+
 uint32_t nsim_topo_rank_device(const nsim_topo *t, uint32_t rank)
 {
     return t->rank_dev[rank];

@@ -183,6 +183,15 @@ uint32_t nsim_topo_nhosts(const nsim_topo *t);
  * without MNNVL node == host. nsim_topo_host_node: UINT32_MAX for -1. */
 uint32_t nsim_topo_nnodes(const nsim_topo *t);
 uint32_t nsim_topo_host_node(const nsim_topo *t, int32_t host);
+/* The ranks grouped by NCCL node, the nodes in order of their first
+ * rank and the ranks in order within each: node group g holds
+ * (*ranks)[(*start)[g] .. (*start)[g + 1]), *ngroups groups (a rank on
+ * no host is a group of its own kind, after the others' order). The
+ * caller frees *ranks and *start. NSIM_ENOMEM, nothing to free, if out
+ * of memory. */
+NSIM_NODISCARD int nsim_topo_group_ranks(const nsim_topo *t, uint32_t **ranks,
+                                         uint32_t **start,
+                                         uint32_t *ngroups);
 /* Device index of the GPU with this rank. */
 uint32_t nsim_topo_rank_device(const nsim_topo *t, uint32_t rank);
 /* The devices of a host, in id order (*n of them); host -1: the devices

@@ -275,7 +275,63 @@ static void test_routes_hosts_are_not_transit(void)
     nsim_topo_destroy(t);
 }
 
+/* nsim_topo_group_ranks, which the planner and the NVLS model share:
+ * one group per NCCL node (hosts, or the one NVLink domain of a GB200
+ * NVL72), every rank once, the ranks of a group on its node and in
+ * order, the groups in order of their first rank. */
+static void test_group_ranks(void)
+{
+    static const struct {
+        const char *file;
+        uint32_t groups;
+    } p[] = {{"seed-4gpu.topo.json", 2},
+             {"dgx-h100-2node.topo.json", 2},
+             {"gb200-nvl.topo.json", 1}};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
+        nsim_err err = {0};
+        nsim_topo *t = NULL;
+        char path[512];
+        uint32_t *ranks = NULL, *start = NULL, ng = 0;
+        snprintf(path, sizeof path, SCEN "%s", p[i].file);
+        NSIM_ASSERT_OK(nsim_topo_load(path, &t, &err));
+        NSIM_ASSERT_OK(nsim_topo_group_ranks(t, &ranks, &start, &ng));
+        uint32_t n = nsim_topo_nranks(t);
+        CU_ASSERT_EQUAL(ng, p[i].groups);
+        CU_ASSERT_EQUAL(ng, nsim_topo_nnodes(t));
+        CU_ASSERT_EQUAL(start[0], 0);
+        CU_ASSERT_EQUAL_FATAL(start[ng], n);
+        uint32_t *seen = calloc(n, sizeof *seen);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(seen);
+        for (uint32_t g = 0; g < ng; g++) {
+            uint32_t first = ranks[start[g]];
+            uint32_t node = nsim_topo_host_node(
+                t, nsim_topo_device(t, nsim_topo_rank_device(t, first))->host);
+            if (g > 0)
+                CU_ASSERT(ranks[start[g]] > ranks[start[g - 1]]);
+            for (uint32_t k = start[g]; k < start[g + 1]; k++) {
+                uint32_t r = ranks[k];
+                CU_ASSERT_FATAL(r < n);
+                seen[r]++;
+                CU_ASSERT_EQUAL(nsim_topo_host_node(
+                                    t, nsim_topo_device(
+                                           t, nsim_topo_rank_device(t, r))
+                                           ->host),
+                                node);
+                if (k > start[g])
+                    CU_ASSERT(r > ranks[k - 1]);
+            }
+        }
+        for (uint32_t r = 0; r < n; r++)
+            CU_ASSERT_EQUAL(seen[r], 1);
+        free(seen);
+        free(ranks);
+        free(start);
+        nsim_topo_destroy(t);
+    }
+}
+
 CU_TestInfo nsim_test_topo[] = {
+    {"ranks grouped by NCCL node", test_group_ranks},
     {"presets load", test_presets_load},
     {"write then load gives the same topology", test_round_trip},
     {"routes follow NCCL's preference", test_routes_preference},
