@@ -169,7 +169,8 @@ static int group_hosts(nvls_shared *sh, nsim_topo *t)
 
 static int nvls_init(const nsim_xport_env *env, void **shared, nsim_err *err)
 {
-    /* per rank of the topology (group_hosts), which the plan's are */
+    /* host and local are indexed by rank (the plan's ranks are the
+     * topology's) */
     uint32_t n = nsim_topo_nranks(env->topo);
     nvls_shared *sh = calloc(1, sizeof *sh);
     if (sh != NULL) {

@@ -109,7 +109,8 @@ typedef struct rq_vec {
     rq_chunk *head, *tail;
     uint32_t pos;    /* entries of head already taken (cur only) */
     uint32_t tail_n; /* entries in tail */
-    uint32_t live;   /* entries neither taken nor cancelled */
+    uint32_t live;   /* entries not yet taken (a cancelled one too,
+                      * until rq_next drops it) */
     nsim_time min;   /* earliest time in the vector (buckets only) */
 } rq_vec;
 

@@ -53,7 +53,8 @@ struct nsim_event {
         } u32;
     } arg;
     uint32_t kind;      /* handler opcode, for traces */
-    uint32_t cancelled; /* engine-private: 2 while the handler runs */
+    uint32_t cancelled; /* engine-private: 1 cancelled but still queued,
+                         * 2 while the handler runs */
     nsim_event *next_free;  /* engine-private: pool and queue link */
     nsim_event **pprev;     /* engine-private: the link that points here */
 };
