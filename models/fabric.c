@@ -34,6 +34,8 @@ typedef struct path_ent {
     uint32_t n, hash;
 } path_ent;
 
+_Static_assert(sizeof(nsim_piece) == 64, "a piece is one cache line");
+
 typedef struct piece_block {
     nsim_piece pieces[PIECE_BLOCK];
 } piece_block;
@@ -270,12 +272,12 @@ int nsim_fabric_piece(nsim_fabric *f, nsim_piece **out)
         if (b == NULL)
             return NSIM_ENOMEM;
         for (uint32_t i = PIECE_BLOCK; i-- > 0;) {
-            b->pieces[i].next_free = f->free_list;
+            b->pieces[i].ctx = f->free_list;
             f->free_list = &b->pieces[i];
         }
     }
     nsim_piece *p = f->free_list;
-    f->free_list = p->next_free;
+    f->free_list = p->ctx;
     memset(p, 0, sizeof *p);
     *out = p;
     return NSIM_OK;
@@ -283,7 +285,7 @@ int nsim_fabric_piece(nsim_fabric *f, nsim_piece **out)
 
 static void piece_free(nsim_fabric *f, nsim_piece *p)
 {
-    p->next_free = f->free_list;
+    p->ctx = f->free_list;
     f->free_list = p;
 }
 

@@ -51,11 +51,12 @@ struct nsim_piece {
     uint64_t bytes;       /* payload */
     uint32_t hdr_flags;   /* NSIM_PIECE_FIRST / LAST for IB headers */
     nsim_piece_fn *done;
-    void *ctx;            /* owner's object */
+    void *ctx;            /* owner's object; the pool's link while free */
     uint64_t tag;         /* owner's data (psn, slice, ...) */
     nsim_time start_delay;/* extra delay before the first hop */
-    nsim_piece *next_free;
 };
+/* 64 bytes: one cache line of the fabric's 64-byte aligned pool (a hop
+ * loads its piece; at 72 bytes most pieces straddled two lines). */
 #define NSIM_PIECE_FIRST 1u
 #define NSIM_PIECE_LAST 2u
 #define NSIM_PIECE_ACK 4u

@@ -1110,7 +1110,7 @@ static void on_read_done(nsim_sim *sim, nsim_piece *p)
         }
         *w = (nsim_piece){q->net_path, q->nnet, 0, p->bytes,
                           p->hdr_flags & ~NSIM_PIECE_READ, on_wire_done, q,
-                          p->tag, 0, NULL};
+                          p->tag, 0};
         h->st.packets_tx++;
         h->st.bytes_tx += p->bytes;
         if (nsim_fabric_send(h->fab, w) != NSIM_OK)
@@ -1236,8 +1236,7 @@ static int send_flow(nsim_hca *h, nsim_qp *q, const wr_ent *e, nsim_piece *p,
                       TAG(PK_DATA, q->epoch, q->gen, idx, psn),
                       q->flow_pipe ? 0
                       : e->lmr     ? e->lmr->read_delay
-                                   : q->read_delay,
-                      NULL};
+                                   : q->read_delay};
     q->st.packets += wire_packets(q, n);
     q->st.bytes += n;
     if (q->rate_mbps)
@@ -1288,8 +1287,7 @@ static int send_packet(nsim_hca *h, nsim_qp *q)
                       on_read_done, q,
                       TAG(rd ? PK_READ_REQ : PK_DATA, q->epoch, q->gen,
                           idx, psn),
-                      e->lmr && !rd ? e->lmr->read_delay : q->read_delay,
-                      NULL};
+                      e->lmr && !rd ? e->lmr->read_delay : q->read_delay};
     q->st.packets++;
     q->st.bytes += n;
     if (q->rate_mbps)
@@ -1352,7 +1350,7 @@ static void send_ack(nsim_qp *q, unsigned kind, uint64_t req_tag,
     *w = (nsim_piece){q->ack_path, q->nack, 0, 0, NSIM_PIECE_ACK, on_ack, q,
                       TAG(kind, TAG_EPOCH(req_tag), 0,
                           kind == PK_NAK_RNR ? r->min_rnr_timer : 0, psn),
-                      0, NULL};
+                      0};
     rh->st.acks_tx++;
     if (kind != PK_ACK)
         r->st.naks_tx++;
@@ -1504,7 +1502,7 @@ static void rx_data(nsim_qp *q, nsim_qp *r, nsim_piece *p)
     }
     *w = (nsim_piece){r->rx_path, r->rx_npath, 0, p->bytes, p->hdr_flags,
                       on_land, r, TAG(PK_LAND, r->epoch, 0, 0, r->rx_rec),
-                      0, NULL};
+                      0};
     if (nsim_fabric_send(r->h->fab, w) != NSIM_OK)
         oom(r->h);
 }
@@ -1565,7 +1563,7 @@ static void respond(nsim_qp *q, nsim_qp *r, const wr_ent *e, uint64_t tag,
                           k + 1 == end ? NSIM_PIECE_LAST : 0, on_resp_read, q,
                           TAG(PK_READ_RESP, TAG_EPOCH(tag), 0,
                               TAG_SLOT(tag), k),
-                          mr ? mr->read_delay : q->rread_delay, NULL};
+                          mr ? mr->read_delay : q->rread_delay};
         if (nsim_fabric_send(r->h->fab, w) != NSIM_OK) {
             oom(r->h);
             return;
@@ -1677,7 +1675,7 @@ static void on_read_resp_wire(nsim_sim *sim, nsim_piece *p)
     }
     *w = (nsim_piece){e->lmr ? e->lmr->from_nic : q->lwrite_path,
                       e->lmr ? e->lmr->nfrom : q->nlwrite, 0, p->bytes,
-                      p->hdr_flags, on_read_landed, q, p->tag, 0, NULL};
+                      p->hdr_flags, on_read_landed, q, p->tag, 0};
     if (nsim_fabric_send(q->h->fab, w) != NSIM_OK)
         oom(q->h);
     progress(q, psn + 1);

@@ -311,8 +311,7 @@ static void release_recvs(net_conn *c)
             if (nsim_fabric_piece(e->fab, &p) != NSIM_OK)
                 return nsim__net_fail(c, "out of memory");
             *p = (nsim_piece){c->host_read, c->nhost_read, 0,
-                              c->sizes[k % SLOTS], 0, on_host_read, c, k, 0,
-                              NULL};
+                              c->sizes[k % SLOTS], 0, on_host_read, c, k, 0};
             c->host_read_at[k % SLOTS] = nsim_sim_now(e->sim);
             if (nsim_fabric_send(e->fab, p) != NSIM_OK)
                 return nsim__net_fail(c, "out of memory");
@@ -793,7 +792,7 @@ static int net_send(void *state, uint32_t sm_server, uint64_t bytes,
     c->stage_path[0] = sm_server;
     c->sizes[k % SLOTS] = bytes;
     *p = (nsim_piece){c->stage_path, c->nstage, 0, bytes, 0, on_staged, c, k,
-                      0, NULL};
+                      0};
     NSIM_TRY(nsim_fabric_send(e->fab, p));
     *sm_done = nsim_fabric_free_at(e->fab, sm_server);
     return NSIM_OK;

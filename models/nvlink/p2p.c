@@ -142,7 +142,7 @@ static void on_piece(nsim_sim *sim, nsim_piece *p)
             return;
         }
         *rd = (nsim_piece){c->read_path, c->nread, 0, p->bytes,
-                           NSIM_PIECE_READ, on_piece, c, p->tag, 0, NULL};
+                           NSIM_PIECE_READ, on_piece, c, p->tag, 0};
         if (nsim_fabric_send(c->env->fab, rd) != NSIM_OK)
             nsim_sim_fail(sim, NSIM_ENOMEM, "p2p: out of memory");
         return;
