@@ -167,7 +167,7 @@ static void print_rows(const nsim_measure_series *m, const char *notes,
                r[i].meas_us, r[i].sim_us, r[i].meas_busbw, r[i].sim_busbw,
                r[i].err * 100, ran, nccl);
     }
-    if (m->log[0])
+    if (m->log[0] && m->log_channels > 0)
         printf("   NCCL's log: %d channels\n", m->log_channels);
     char a[16], b[16];
     pct(a, sizeof a, sum->med_large);

@@ -105,8 +105,10 @@ static void show(const nsim_measure *m)
         if (s->qps > 0)
             printf(", %d QPs", s->qps);
         printf("\n");
-        if (s->log[0])
+        if (s->log[0] && s->log_channels > 0)
             printf("   log %s: %d channels\n", s->log, s->log_channels);
+        else if (s->log[0])
+            printf("   log %s: no channel count\n", s->log);
         for (size_t k = 0; k < s->nenv; k++)
             printf("   %s=%s\n", s->env[k].key, s->env[k].value);
         printf("%14s %10s %8s %8s %10s %8s %8s  %s\n", "size", "oop us",

@@ -554,8 +554,10 @@ int nsim_measure__log_facts(const char *text, size_t len, const char *source,
         snprintf(f->version, sizeof f->version, "%s", i->version);
     f->ranks = i->nranks;
     f->hosts = i->nnodes;
+    /* "0 coll channels" says nothing a run could have used: unknown */
     f->channels = nsim_ncclog_nrings(l) > 0 ? (int32_t)nsim_ncclog_nrings(l)
-                                            : i->coll_channels;
+                  : i->coll_channels > 0    ? i->coll_channels
+                                            : -1;
     nsim_ncclog_destroy(l);
     return NSIM_OK;
 }

@@ -98,6 +98,15 @@ static void test_header_counts_read_back(void)
     CU_ASSERT(nsim_measure_nseries(m) >= 1);
     CU_ASSERT_EQUAL(nsim_measure_series_at(m, 0)->qps, -1);
     nsim_measure_destroy(m);
+    /* fuzz_nccltests: an INFO line of "0 coll channels" (its log's only
+     * channel count) was written as log_channels 0, which the schema
+     * reader refused ("expected an integer in [1, ...]") */
+    m = import_write_read(FF "nccltests-zero-coll-channels.txt");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL_FATAL(nsim_measure_nseries(m), 1);
+    CU_ASSERT_EQUAL(nsim_measure_series_at(m, 0)->log_channels, -1);
+    CU_ASSERT(nsim_measure_series_at(m, 0)->nrows > 0);
+    nsim_measure_destroy(m);
     /* the untouched file keeps its count */
     m = import_write_read(MD "perftest_write_bw_handmade.txt");
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
