@@ -15,18 +15,23 @@
 #define PIECE_BLOCK 1024u
 #define PATH_BLOCK (64u << 10) /* bytes of paths carved at a time */
 
+/* What a hop reads and writes: one cache line. */
 typedef struct server {
     double bw;
     nsim_time lat_ps;
     nsim_time free_at;
-    nsim_wire wire;
     uint32_t reverse; /* reverse server for NVLink responses, or self */
+    uint8_t wire;     /* nsim_wire */
+    uint8_t down;     /* drops every piece */
+    nsim_server_stats st;
+} __attribute__((aligned(64))) server;
+
+/* The rest, beside it. */
+typedef struct server_cold {
     double multimem;  /* NVLink: wire-time factor of multimem pieces */
     double efficiency; /* share of a set rate the link delivers */
-    int down;         /* drops every piece */
     uint64_t dropped;
-    nsim_server_stats st;
-} server;
+} server_cold;
 
 /* An interned path: its ids, their count and hash (0: empty slot). */
 typedef struct path_ent {
@@ -44,6 +49,7 @@ struct nsim_fabric {
     nsim_sim *sim;
     const nsim_params *params;
     server *servers;
+    server_cold *cold;
     uint32_t nservers, cap;
     nsim_piece *free_list;
     nsim_huge_slab slab; /* the pool's blocks, on huge pages */
@@ -85,8 +91,11 @@ int nsim_fabric_create(nsim_sim *sim, nsim_topo *topo,
     f->sim = sim;
     f->params = params;
     f->cap = n + 64;
-    f->servers = calloc(f->cap, sizeof *f->servers);
-    if (f->servers == NULL) {
+    f->servers = aligned_alloc(64, f->cap * sizeof *f->servers);
+    f->cold = calloc(f->cap, sizeof *f->cold);
+    if (f->servers == NULL || f->cold == NULL) {
+        free(f->servers);
+        free(f->cold);
         free(f);
         return NSIM_ERR(err, NSIM_ENOMEM, "fabric: out of memory");
     }
@@ -100,10 +109,12 @@ int nsim_fabric_create(nsim_sim *sim, nsim_topo *topo,
             lat += s->lat_ps;
         const nsim_device *gpu = s->type == NSIM_DEV_GPU ? s : d;
         double eff = nsim_params_link_efficiency(params, (int)l->type);
-        f->servers[i] = (server){l->bw * eff, lat, 0, wire_of_link(l),
-                                 l->reverse, 1.0, eff, 0, 0, {0}};
+        f->servers[i] = (server){.bw = l->bw * eff, .lat_ps = lat,
+                                 .reverse = l->reverse,
+                                 .wire = (uint8_t)wire_of_link(l)};
+        f->cold[i] = (server_cold){1.0, eff, 0};
         if (l->type == NSIM_LINK_NVLINK && gpu->type == NSIM_DEV_GPU)
-            f->servers[i].multimem =
+            f->cold[i].multimem =
                 nsim_params_multimem_factor(params, gpu->sm);
     }
     f->nservers = n;
@@ -112,6 +123,7 @@ int nsim_fabric_create(nsim_sim *sim, nsim_topo *topo,
                            1);
     if (f->mem_server == NULL) {
         free(f->servers);
+        free(f->cold);
         free(f);
         return NSIM_ERR(err, NSIM_ENOMEM, "fabric: out of memory");
     }
@@ -131,6 +143,7 @@ void nsim_fabric_destroy(nsim_fabric *f)
     free(f->paths);
     free(f->mem_server);
     free(f->servers);
+    free(f->cold);
     free(f);
 }
 
@@ -139,14 +152,24 @@ int nsim_fabric_add_server(nsim_fabric *f, double bw, nsim_time lat_ps,
 {
     if (f->nservers == f->cap) {
         uint32_t cap = f->cap * 2;
-        server *s = realloc(f->servers, cap * sizeof *s);
-        if (s == NULL)
+        server *s = aligned_alloc(64, cap * sizeof *s);
+        server_cold *c = realloc(f->cold, cap * sizeof *c);
+        if (s == NULL || c == NULL) {
+            free(s);
+            if (c != NULL)
+                f->cold = c;
             return NSIM_ENOMEM;
+        }
+        memcpy(s, f->servers, f->nservers * sizeof *s);
+        free(f->servers);
         f->servers = s;
+        f->cold = c;
         f->cap = cap;
     }
     uint32_t id = f->nservers++;
-    f->servers[id] = (server){bw, lat_ps, 0, wire, id, 1.0, 1.0, 0, 0, {0}};
+    f->servers[id] = (server){.bw = bw, .lat_ps = lat_ps, .reverse = id,
+                              .wire = (uint8_t)wire};
+    f->cold[id] = (server_cold){1.0, 1.0, 0};
     *out = id;
     return NSIM_OK;
 }
@@ -292,7 +315,8 @@ static void piece_free(nsim_fabric *f, nsim_piece *p)
 /* Bytes the piece occupies on a server of this wire type, and bytes it
  * charges to the reverse direction (NVLink responses). */
 static uint64_t wire_bytes(const nsim_params *pr, const server *s,
-                           const nsim_piece *p, uint64_t *reverse)
+                           const server_cold *c, const nsim_piece *p,
+                           uint64_t *reverse)
 {
     uint64_t b = p->bytes, n;
     *reverse = 0;
@@ -305,8 +329,8 @@ static uint64_t wire_bytes(const nsim_params *pr, const server *s,
         b += n * pr->nvlink_header_bytes;
         if (p->hdr_flags & NSIM_PIECE_MULTIMEM) {
             /* multimem traffic holds the port longer per byte */
-            *reverse = (uint64_t)((double)*reverse * s->multimem + 0.5);
-            b = (uint64_t)((double)b * s->multimem + 0.5);
+            *reverse = (uint64_t)((double)*reverse * c->multimem + 0.5);
+            b = (uint64_t)((double)b * c->multimem + 0.5);
         }
         return b;
     case NSIM_WIRE_PCIE:
@@ -343,8 +367,9 @@ static void on_hop(nsim_sim *sim, nsim_event *ev);
 static int enter_server(nsim_fabric *f, nsim_piece *p)
 {
     nsim_time now = nsim_sim_now(f->sim);
-    server *s = &f->servers[p->path[p->hop]];
-    uint64_t rev = 0, wb = wire_bytes(f->params, s, p, &rev);
+    uint32_t id = p->path[p->hop];
+    server *s = &f->servers[id];
+    uint64_t rev = 0, wb = wire_bytes(f->params, s, &f->cold[id], p, &rev);
     nsim_time ser = nsim_xfer_ps(wb, s->bw);
     nsim_time start = s->free_at > now ? s->free_at : now;
     s->free_at = start + ser;
@@ -369,7 +394,7 @@ static void on_hop(nsim_sim *sim, nsim_event *ev)
     nsim_fabric *f = ev->target;
     nsim_piece *p = (nsim_piece *)(uintptr_t)ev->arg.u64;
     if (f->servers[p->path[p->hop]].down) {
-        f->servers[p->path[p->hop]].dropped++;
+        f->cold[p->path[p->hop]].dropped++;
         piece_free(f, p); /* lost on a down link */
         return;
     }
@@ -457,21 +482,21 @@ nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t id)
 
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
 {
-    f->servers[id].bw = bw * f->servers[id].efficiency;
+    f->servers[id].bw = bw * f->cold[id].efficiency;
     if (f->flow != NULL)
         nsim_flownet_changed(f->flow, id);
 }
 
 void nsim_fabric_set_down(nsim_fabric *f, uint32_t id, int down)
 {
-    f->servers[id].down = down;
+    f->servers[id].down = (uint8_t)(down != 0);
     if (f->flow != NULL)
         nsim_flownet_changed(f->flow, id);
 }
 
 uint64_t nsim_fabric_dropped(const nsim_fabric *f, uint32_t id)
 {
-    return f->servers[id].dropped;
+    return f->cold[id].dropped;
 }
 
 /* ---- fidelity ----------------------------------------------------------- */
@@ -508,7 +533,8 @@ int nsim_fabric_send_unit(nsim_fabric *f, nsim_piece *p, uint64_t unit,
 nsim_server_info nsim_fabric_server_info(const nsim_fabric *f, uint32_t id)
 {
     const server *s = &f->servers[id];
-    return (nsim_server_info){s->bw, s->lat_ps, s->wire, s->reverse, s->down};
+    return (nsim_server_info){s->bw, s->lat_ps, (nsim_wire)s->wire, s->reverse,
+                              s->down};
 }
 
 uint64_t nsim_fabric_wire_bytes(const nsim_fabric *f, uint32_t id,
@@ -516,7 +542,7 @@ uint64_t nsim_fabric_wire_bytes(const nsim_fabric *f, uint32_t id,
                                 uint64_t *reverse)
 {
     nsim_piece p = {.bytes = bytes, .hdr_flags = flags};
-    return wire_bytes(f->params, &f->servers[id], &p, reverse);
+    return wire_bytes(f->params, &f->servers[id], &f->cold[id], &p, reverse);
 }
 
 void nsim_fabric_account(nsim_fabric *f, uint32_t id, uint64_t bytes,
@@ -531,7 +557,7 @@ void nsim_fabric_account(nsim_fabric *f, uint32_t id, uint64_t bytes,
 
 void nsim_fabric_count_drop(nsim_fabric *f, uint32_t id)
 {
-    f->servers[id].dropped++;
+    f->cold[id].dropped++;
 }
 
 void nsim_fabric_piece_release(nsim_fabric *f, nsim_piece *p)
