@@ -114,75 +114,92 @@ struct nsim_cq {
     nsim_cq *next_owned;
 };
 
+/* Laid out for the packet path, which visits hundreds of QPs per NIC in
+ * turn: what a requester touches per packet (hca_kick, send_packet,
+ * on_read_done, the ACK) fills the first two cache lines, what a
+ * responder touches (on_wire_done, rx_data, on_land) the next two; setup,
+ * error, retry and flow-only state come after. The QP is 64-byte
+ * aligned. */
 struct nsim_qp {
+    /* requester, per packet */
     nsim_hca *h;
-    uint32_t qpn;
+    wr_ent *sq;      /* ring of sq_cap: WR j at j & (sq_cap - 1) */
+    uint64_t sq_next, sq_tail;
     nsim_qp_state state;
     uint8_t epoch, gen;
-    nsim_cq *scq, *rcq;
-    nsim_qp *remote;
-    /* send queue (requester) */
-    wr_ent *sq;      /* ring of sq_cap: WR j at j & (sq_cap - 1) */
-    uint32_t sq_depth, sq_cap;
-    uint64_t sq_free, sq_head, sq_next, sq_tail;
-    uint32_t next_psn, acked_psn, retries, rd_out;
-    uint8_t resp_gap;           /* a READ response gap was acted upon */
+    uint8_t rnr_wait; /* stopped by an RNR NAK until its timer expires */
+    uint32_t sq_cap;
+    uint32_t flow_busy; /* flow_key of the message on the wire, or 0: the
+                         * QP sends its messages one after the other */
+    uint32_t rd_out, max_rd_atomic;
+    uint32_t next_psn, acked_psn;
+    uint64_t rate_mbps;
+    int in_ready;
+    int wake_pending;
+    uint32_t mtu;
+    uint32_t local_mem; /* device holding the buffers it reads */
+    uint32_t *flow_path, nflow;
+    uint32_t nread;   /* read: local memory -> local NIC */
+    /* paths (RTR), interned by the fabric */
+    const uint32_t *read_path, *net_path;
+    nsim_time read_delay;
+    uint32_t nnet;    /* net: local NIC -> remote NIC */
     int timer_armed;
     nsim_event_handle timer;
     nsim_time timeout_ps;
-    uint32_t retry_cnt, max_rd_atomic;
-    uint32_t min_rnr_timer, rnr_retry, rnr_retries;
-    uint8_t rnr_wait; /* stopped by an RNR NAK until its timer expires */
-    uint64_t rate_mbps;
-    nsim_time next_tx_ps;
-    int wake_pending;
-    int blocked;
-    nsim_time blocked_since;
+    nsim_qp *remote;
+    uint64_t sq_free, sq_head;
+    uint32_t retries, rnr_retries;
     uint32_t drop_psn, drop_times;
-    /* receive queue and responder state */
-    nsim_recv_wr *rq; /* ring of rq_cap: WR j at j & (rq_cap - 1) */
-    uint32_t rq_depth, rq_cap;
-    uint64_t rq_head, rq_cons, rq_tail;
-    uint32_t access, epsn, rx_since_ack;
+    /* responder, per packet */
+    uint32_t epsn, rx_since_ack;
     uint8_t nak_sent;
     const uint32_t *rx_path;
     uint32_t rx_npath;
-    uint64_t rx_rec;
-    land_rec *lq;
     uint32_t lq_cap; /* power of two */
+    land_rec *lq;
     uint64_t lq_head, lq_tail;
-    /* paths (RTR), interned by the fabric */
-    const uint32_t *read_path, *net_path, *write_path;
-    const uint32_t *ack_path, *rread_path, *lwrite_path;
-    uint32_t nread;   /* read: local memory -> local NIC */
-    uint32_t nnet;    /* net: local NIC -> remote NIC */
-    uint32_t nwrite;  /* write: remote NIC -> remote memory */
+    uint64_t rx_rec;
+    const uint32_t *ack_path;
     uint32_t nack;    /* ack: remote NIC -> local NIC */
+    uint32_t qpn;
+    nsim_qp_land_fn *land_fn; /* responder side: a WR landed in memory */
+    void *land_ctx;
+    nsim_cq *scq, *rcq;
+    /* receive queue */
+    nsim_recv_wr *rq; /* ring of rq_cap: WR j at j & (rq_cap - 1) */
+    uint32_t rq_depth, rq_cap;
+    uint64_t rq_head, rq_cons, rq_tail;
+    nsim_qp_counters st;
+    /* the rest of the send queue and requester */
+    uint32_t sq_depth;
+    uint8_t resp_gap;           /* a READ response gap was acted upon */
+    nsim_time next_tx_ps;
+    uint32_t retry_cnt;
+    uint32_t min_rnr_timer, rnr_retry;
+    int blocked;
+    nsim_time blocked_since;
+    uint32_t access;
+    /* paths (RTR), interned by the fabric */
+    const uint32_t *write_path, *rread_path, *lwrite_path;
+    uint32_t nwrite;  /* write: remote NIC -> remote memory */
     uint32_t nrread;  /* rread: remote memory -> remote NIC */
     uint32_t nlwrite; /* lwrite: local NIC -> local memory */
-    nsim_time read_delay, rread_delay;
-    uint32_t local_mem; /* device holding the buffers it reads */
-    uint32_t mtu, mtu_attr;
+    nsim_time rread_delay;
+    uint32_t mtu_attr;
     /* flow fidelity: a message is one packet of the QP's (mtu is
      * FLOW_MSG_MTU) and one flow over read ++ net ++ write paths, cut in
      * wire_mtu packets for its header and ACK costs */
     uint32_t wire_mtu;
-    uint32_t *flow_path, nflow;
     /* flows may finish out of order, the wire is FIFO: messages are handed
      * to the responder in PSN order (parked until their turn) */
     uint32_t flow_key, flow_dpsn;
-    uint32_t flow_busy; /* flow_key of the message on the wire, or 0: the
-                         * QP sends its messages one after the other */
     int flow_pipe;      /* the next message's DMA read overlapped the last
                          * one's wire time (the HCA reads ahead) */
     nsim_piece *park;
     uint32_t park_cap; /* power of two */
-    int in_ready;
-    nsim_qp_counters st;
-    nsim_qp_land_fn *land_fn; /* responder side: a WR landed in memory */
-    void *land_ctx;
     nsim_qp *next_owned;
-};
+} __attribute__((aligned(64)));
 
 struct nsim_hca {
     nsim_sim *sim;
@@ -567,7 +584,9 @@ int nsim_qp_create_ex(nsim_hca *h, const nsim_qp_init_attr *a, nsim_qp **out)
     if (a->max_send_wr == 0 || a->max_send_wr > MAX_WR ||
         a->max_recv_wr > MAX_WR || a->send_cq == NULL || a->recv_cq == NULL)
         return NSIM_EINVAL;
-    nsim_qp *q = calloc(1, sizeof *q);
+    nsim_qp *q = aligned_alloc(64, sizeof *q);
+    if (q != NULL)
+        memset(q, 0, sizeof *q);
     if (q == NULL)
         return NSIM_ENOMEM;
     q->next_owned = h->qps;
