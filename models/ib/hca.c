@@ -116,7 +116,7 @@ struct nsim_cq {
 
 /* Laid out for the packet path, which visits hundreds of QPs per NIC in
  * turn: what a requester touches per packet (hca_kick, send_packet,
- * on_read_done, the ACK) fills the first two cache lines, what a
+ * on_read_done, the ACK) fills the first three cache lines, what a
  * responder touches (on_wire_done, rx_data, on_land) the next two; setup,
  * error, retry and flow-only state come after. The QP is 64-byte
  * aligned. */
