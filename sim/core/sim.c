@@ -97,22 +97,35 @@ typedef struct rq_ent {
     nsim_event *ev;
 } rq_ent;
 
+/* next first: taking a free chunk and writing its first entry touch one
+ * line */
 typedef struct rq_chunk {
-    rq_ent e[RQ_CHUNK];
     struct rq_chunk *next;
+    uint64_t pad;
+    rq_ent e[RQ_CHUNK];
 } rq_chunk;
+_Static_assert(sizeof(rq_chunk) == 512, "a chunk is eight lines");
 
 /* Every chunk but the tail is full; the count of the tail's entries lives
  * here, beside the other fields an append writes, so that an append
  * touches one line of the chunk. */
 typedef struct rq_vec {
-    rq_chunk *head, *tail;
-    uint32_t pos;    /* entries of head already taken (cur only) */
-    uint32_t tail_n; /* entries in tail */
+    /* While tail is NULL the vector has no chunk and at most one entry,
+     * single, at time min: sparse near buckets (a level-1 bucket spans
+     * 256 ps) hold one more often than not, and a chunk for each was a
+     * tenth of the engine's instructions on the hold model. */
+    union {
+        rq_chunk *head;
+        nsim_event *single;
+    };
+    rq_chunk *tail;
+    nsim_time min;   /* earliest time in the vector (buckets only) */
     uint32_t live;   /* entries not yet taken (a cancelled one too,
                       * until rq_next drops it) */
-    nsim_time min;   /* earliest time in the vector (buckets only) */
-} rq_vec;
+    uint16_t pos;    /* entries of head already taken (cur only) */
+    uint16_t tail_n; /* entries in tail */
+} __attribute__((aligned(32))) rq_vec; /* two a line, none astride */
+_Static_assert(sizeof(rq_vec) == 32, "a bucket is half a line");
 
 static inline uint32_t chunk_n(const rq_vec *v, const rq_chunk *c)
 {
@@ -168,7 +181,9 @@ uint64_t nsim_hash64(uint64_t a, uint64_t b)
 
 int nsim_sim_create(uint64_t seed, nsim_sim **out, nsim_err *err)
 {
-    nsim_sim *sim = calloc(1, sizeof *sim);
+    nsim_sim *sim = aligned_alloc(64, sizeof *sim);
+    if (sim != NULL)
+        memset(sim, 0, sizeof *sim);
     if (sim == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "engine: out of memory");
     sim->seed = seed;
@@ -282,16 +297,28 @@ static inline void vec_append(nsim_sim *sim, rq_vec *v, nsim_time t,
 {
     rq_chunk *c = v->tail;
     if (c == NULL || v->tail_n == RQ_CHUNK) {
+        if (c == NULL && v->live == 0) {
+            /* empty, or cur whose single entry was taken */
+            v->single = ev;
+            v->pos = 0;
+            v->live = 1;
+            v->min = t;
+            return;
+        }
         rq_chunk *k = sim->chunk_free;
         sim->chunk_free = k->next;
         sim->chunks_free--;
         k->next = NULL;
-        if (c == NULL)
+        if (c == NULL) {
+            /* the single entry (not taken: live is 1) moves in first */
+            k->e[0] = (rq_ent){v->min, v->single};
             v->head = k;
-        else
+            v->tail_n = 1;
+        } else {
             c->next = k;
+            v->tail_n = 0;
+        }
         v->tail = c = k;
-        v->tail_n = 0;
     }
     c->e[v->tail_n++] = (rq_ent){t, ev};
     v->live++;
@@ -302,7 +329,7 @@ static inline void vec_append(nsim_sim *sim, rq_vec *v, nsim_time t,
 /* Gives v's chunks back and empties it. */
 static void vec_clear(nsim_sim *sim, rq_vec *v)
 {
-    rq_chunk *c = v->head;
+    rq_chunk *c = v->tail != NULL ? v->head : NULL;
     while (c != NULL) {
         rq_chunk *next = c->next;
         c->next = sim->chunk_free;
@@ -346,8 +373,11 @@ static inline void rq_insert(nsim_sim *sim, nsim_event *ev)
 static inline void mask_clear(nsim_sim *sim, unsigned level, unsigned d)
 {
     uint64_t *m = sim->mask[level];
-    m[d / 64] &= ~(1ull << (d % 64));
-    if ((m[0] | m[1] | m[2] | m[3]) == 0)
+    uint64_t word = m[d / 64] & ~(1ull << (d % 64));
+    m[d / 64] = word;
+    /* the other words are read only when this one empties (reading them
+     * back at once behind the store was an eighth of the hold model) */
+    if (word == 0 && (m[0] | m[1] | m[2] | m[3]) == 0)
         sim->levels &= ~(1u << level);
 }
 
@@ -356,6 +386,13 @@ static inline void mask_clear(nsim_sim *sim, unsigned level, unsigned d)
  * fetched now, while the rest of the bucket is filed. */
 static void open_near(nsim_sim *sim, rq_vec *v)
 {
+    if (v->tail == NULL) {
+        if ((v->min ^ sim->last) < RQ_DIGITS)
+            __builtin_prefetch(v->single, 1);
+        rq_file(sim, v->min, v->single);
+        vec_clear(sim, v);
+        return;
+    }
     for (rq_chunk *c = v->head; c != NULL; c = c->next)
         for (uint32_t i = 0, n = chunk_n(v, c); i < n; i++) {
             rq_ent e = c->e[i];
@@ -399,15 +436,20 @@ static int rq_open(nsim_sim *sim, nsim_time until)
      * may land in one more */
     uint64_t n = v != NULL ? v->live : l->n;
     unsigned below = level < RQ_NEAR ? level : RQ_NEAR;
-    if (level > 0 &&
+    /* every entry at time t (level 0, or a bucket of one entry, the
+     * common case while events are sparse): the bucket becomes cur as it
+     * is, with no re-filing */
+    int whole = v != NULL && (level == 0 || n == 1);
+    if (!whole &&
         chunk_reserve(sim, n / RQ_CHUNK + RQ_DIGITS * below + 2) != NSIM_OK) {
         nsim_sim_fail(sim, NSIM_ENOMEM, "engine: out of memory");
         return -1;
     }
     mask_clear(sim, level, d);
     sim->last = t;
-    if (level == 0) {
-        /* every entry here is at time t: the bucket becomes cur */
+    if (whole) {
+        if (level > 0) /* a single entry */
+            __builtin_prefetch(v->single, 1);
         vec_clear(sim, &sim->cur);
         sim->cur = *v;
         *v = (rq_vec){.min = NSIM_TIME_MAX};
@@ -423,6 +465,8 @@ static int rq_open(nsim_sim *sim, nsim_time until)
 static inline nsim_event *cur_front(nsim_sim *sim)
 {
     rq_vec *v = &sim->cur;
+    if (v->tail == NULL)
+        return v->single;
     for (;;) {
         rq_chunk *c = v->head;
         if (v->pos == chunk_n(v, c)) {
@@ -606,21 +650,22 @@ static int over_events(nsim_sim *sim)
 static inline void prefetch_next_arg(const nsim_sim *sim)
 {
     const rq_vec *v = &sim->cur;
-    const rq_chunk *c = v->head;
+    const rq_chunk *c = v->tail != NULL ? v->head : NULL;
     const nsim_event *next = NULL;
-    if (v->pos + 1 < chunk_n(v, c))
+    if (c != NULL && v->pos + 1u < chunk_n(v, c))
         next = c->e[v->pos + 1].ev;
-    else if (c->next != NULL)
+    else if (c != NULL && c->next != NULL)
         next = c->next->e[0].ev;
     else if (sim->levels & 1u) {
         const uint64_t *m = sim->mask[0];
         unsigned w = 0;
         while (m[w] == 0)
             w++;
-        next = sim->near[0][w * 64 + (unsigned)__builtin_ctzll(m[w])]
-                   .head->e[0].ev;
+        const rq_vec *b =
+            &sim->near[0][w * 64 + (unsigned)__builtin_ctzll(m[w])];
+        next = b->tail != NULL ? b->head->e[0].ev : b->single;
     }
-    if (next != NULL)
+    if (next != NULL && next->arg.ptr != NULL)
         __builtin_prefetch(next->arg.ptr, 1);
 }
 

@@ -563,6 +563,56 @@ static void test_zero_delay_after_due_events(void)
     nsim_sim_destroy(sim);
 }
 
+/* A lone event (its bucket of one entry becomes the front as it is)
+ * whose handler schedules at now, cancels one of those, and schedules
+ * later: the zero-delay ones fire in order after it, the cancelled one
+ * not, then the later ones by time. Covers the bucket's single entry
+ * being taken, replaced, and moved into a chunk when a second comes. */
+static nsim_event_handle lone_cancel;
+
+static void on_lone(nsim_sim *sim, nsim_event *ev)
+{
+    rec *r = ev->target;
+    on_record(sim, ev);
+    if (ev->arg.u64 != 1)
+        return;
+    nsim_event_handle h[4];
+    for (uint64_t k = 0; k < 4; k++)
+        if (nsim_sim_schedule(sim, 0, on_lone, r, 0, 20 + k, &h[k]) !=
+            NSIM_OK)
+            nsim_sim_fail(sim, NSIM_ENOMEM, "schedule");
+    lone_cancel = h[1];
+    if (nsim_sim_cancel(sim, h[1]) != NSIM_OK ||
+        nsim_sim_schedule(sim, 300, on_lone, r, 0, 31, NULL) != NSIM_OK ||
+        nsim_sim_schedule(sim, 1, on_lone, r, 0, 30, NULL) != NSIM_OK)
+        nsim_sim_fail(sim, NSIM_ENOMEM, "schedule");
+}
+
+static void test_lone_events(void)
+{
+    nsim_err err = {0};
+    nsim_sim *sim;
+    static rec r;
+    r.n = 0;
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    /* one event per bucket at every level, and one alone at 5 us */
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 5000000, on_lone, &r, 0, 1, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 70000, on_lone, &r, 0, 0, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 9000000, on_lone, &r, 0, 2, NULL));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    const uint64_t want[] = {0, 1, 20, 22, 23, 30, 31, 2};
+    const nsim_time at[] = {70000,   5000000, 5000000, 5000000,
+                            5000000, 5000001, 5000300, 9000000};
+    CU_ASSERT_EQUAL(r.n, 8);
+    for (size_t i = 0; i < 8 && i < r.n; i++) {
+        CU_ASSERT_EQUAL(r.id[i], want[i]);
+        CU_ASSERT_EQUAL(r.at[i], at[i]);
+    }
+    CU_ASSERT_EQUAL(nsim_sim_cancel(sim, lone_cancel), NSIM_ENOENT);
+    CU_ASSERT_EQUAL(nsim_sim_pending(sim), 0);
+    nsim_sim_destroy(sim);
+}
+
 /* A timeout set and cancelled for every message holds no memory: the pool
  * stays at one block however many are cancelled. */
 static void test_cancelled_timeouts_hold_no_memory(void)
@@ -655,6 +705,7 @@ CU_TestInfo nsim_test_sim[] = {
     {"times across the 64-bit range", test_extreme_times},
     {"schedule below dropped cancelled events", test_schedule_after_cancelled_tail},
     {"zero delay fires after events due now", test_zero_delay_after_due_events},
+    {"lone events, taken, replaced and joined at the front", test_lone_events},
     {"cancelled timeouts hold no memory", test_cancelled_timeouts_hold_no_memory},
     {"event and memory budgets", test_budgets},
     CU_TEST_INFO_NULL,
