@@ -181,7 +181,9 @@ uint64_t nsim_hash64(uint64_t a, uint64_t b)
 
 int nsim_sim_create(uint64_t seed, nsim_sim **out, nsim_err *err)
 {
-    nsim_sim *sim = aligned_alloc(64, sizeof *sim);
+    /* the buckets are aligned (two a line); a size that is a multiple of
+     * the alignment, as aligned_alloc asks */
+    nsim_sim *sim = aligned_alloc(_Alignof(nsim_sim), sizeof *sim);
     if (sim != NULL)
         memset(sim, 0, sizeof *sim);
     if (sim == NULL)
