@@ -958,7 +958,15 @@ int nsim_qp_post_send(nsim_qp *q, const nsim_send_wr *wr)
         }
         return NSIM_EAGAIN;
     }
-    if (q->sq_tail - q->sq_free == q->sq_cap &&
+    /* the ring holds the WRs not yet completed, [sq_head, sq_tail): an
+     * unsignaled WR that has completed still counts against the depth
+     * until a signaled one behind it is polled (sq_free), but nothing
+     * reads it again. A CTS QP posts 255 unsignaled writes for each
+     * signaled one (nsim__net_post_cts); a ring sized by the depth's
+     * count grew to 256 entries a connection, 44 MB on a 64-node ring,
+     * cycled through once per 256 CTS and pushed the run's state out of
+     * the last-level cache. */
+    if (q->sq_tail - q->sq_head == q->sq_cap &&
         ring_grow(q->h->sim, (void **)&q->sq, &q->sq_cap, sizeof *q->sq, q->sq_tail) !=
             NSIM_OK)
         return NSIM_ENOMEM;

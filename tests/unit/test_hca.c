@@ -400,6 +400,36 @@ static void test_queues_grow_to_depth(void)
     rig_down(&r);
 }
 
+/* The send queue's ring holds what is not yet completed, not what still
+ * counts against the depth: 511 unsignaled writes posted one at a time,
+ * each completed before the next (as a CTS QP posts them), charge no
+ * more memory than the first; the depth still counts them all until a
+ * signaled one is polled. */
+static void test_unsignaled_ring_stays_small(void)
+{
+    nsim_err err = {0};
+    rig r;
+    nsim_wc wc[4];
+    CU_ASSERT_EQUAL_FATAL(rig_up(&r, 1, 512, 512), 0);
+    nsim_send_wr u = wr_write(0, 100, 0);
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &u));
+    NSIM_ASSERT_OK(run(&r));
+    uint64_t charged = nsim_sim_charged(r.sim);
+    for (int i = 1; i < 511; i++) {
+        NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &u));
+        NSIM_ASSERT_OK(run(&r));
+    }
+    CU_ASSERT_EQUAL(nsim_sim_charged(r.sim), charged);
+    CU_ASSERT_EQUAL(r.land_count[0], 511);
+    u.signaled = 1;
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &u));
+    CU_ASSERT_EQUAL(nsim_qp_post_send(r.a, &u), NSIM_EAGAIN);
+    NSIM_ASSERT_OK(run(&r));
+    CU_ASSERT_EQUAL(drain(r.ca, wc, 4), 1);
+    NSIM_ASSERT_OK(nsim_qp_post_send(r.a, &u));
+    rig_down(&r);
+}
+
 static void test_recv_queue_full(void)
 {
     nsim_err err = {0};
@@ -934,6 +964,7 @@ static void test_keys_past_4095_devices(void)
 
 CU_TestInfo nsim_test_hca[] = {
     {"queues and CQs grow to their depth", test_queues_grow_to_depth},
+    {"completed unsignaled WRs hold no ring", test_unsignaled_ring_stays_small},
     {"keys and QPNs past 4,095 devices", test_keys_past_4095_devices},
     {"state machine, posts in the wrong state", test_state_machine},
     {"responder not ready -> retries -> ERR", test_responder_not_ready},
