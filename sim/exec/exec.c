@@ -17,12 +17,19 @@
 
 #define LANE_CONNS (1 + NSIM_LANE_MORE_CONNS)
 
+/* A thread block's state. At scale (tens of thousands of lanes) the
+ * lanes no longer stay in cache between two ops of one lane, so what an
+ * op reads and writes is packed into the first two lines, with the plan
+ * lane's fields an op needs copied in (its 176-byte lane is not read
+ * while running): line 0 the op's state, line 1 the statistics and the
+ * first two connections of each side (a ring's only ones), side by side. */
 typedef struct lane_rt {
-    const nsim_plan_lane *pl;
-    uint32_t recv[LANE_CONNS], send[LANE_CONNS]; /* connections */
-    uint32_t nrecv, nsend;
-    uint32_t op;
-    int busy;
+    const nsim_plan_op *ops; /* the plan lane's */
+    uint32_t nops, op;
+    uint32_t rank;           /* the plan lane's */
+    uint8_t busy;
+    uint8_t per_step_conns;  /* the plan lane's (PAT) */
+    uint8_t nrecv, nsend;
     uint32_t sm_server;
     double sm_bw;
     nsim_time waiting_since; /* blocked on a send slot since */
@@ -30,8 +37,16 @@ typedef struct lane_rt {
     nsim_time idle_since;    /* idle (between ops) since */
     nsim_time pending_send_wait; /* of that idle time, waiting for a slot */
     nsim_lane_stats st;
-} lane_rt;
+    /* connections: conn[k][0] the k-th receive, conn[k][1] the k-th send */
+    uint32_t conn[LANE_CONNS][2];
+    const nsim_plan_lane *pl;
+} __attribute__((aligned(64))) lane_rt;
+_Static_assert(LANE_CONNS < 256, "lane_rt counts connections in a byte");
+#define LANE_RECV(l, k) ((l)->conn[k][0])
+#define LANE_SEND(l, k) ((l)->conn[k][1])
 
+/* A connection's executor state: line 0 what every slice reads and
+ * writes, the statistics (whose first 40 bytes an op writes) after. */
 typedef struct conn_rt {
     const nsim_transport_ops *ops;
     void *state;
@@ -41,8 +56,9 @@ typedef struct conn_rt {
      * its own GPU's thread block, which the lane does not wait for;
      * UINT32_MAX: the lane's */
     uint32_t sm_server;
+    uint8_t net; /* over the NET transport (the plan's, for the step sync) */
     nsim_conn_stats st;
-} conn_rt;
+} __attribute__((aligned(64))) conn_rt;
 
 typedef struct exec {
     nsim_sim *sim;
@@ -81,7 +97,7 @@ static void op_conns(const lane_rt *l, const nsim_plan_op *op, uint32_t n,
 {
     *k0 = 0;
     *k1 = n;
-    if (l->pl->per_step_conns) {
+    if (l->per_step_conns) {
         *k0 = op->step < n ? op->step : n;
         *k1 = op->step < n ? op->step + 1u : n;
     }
@@ -92,7 +108,7 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     exec *ex = ev->target;
     uint32_t li = (uint32_t)ev->arg.u64;
     lane_rt *l = &ex->lanes[li];
-    const nsim_plan_op *op = &l->pl->ops[l->op];
+    const nsim_plan_op *op = &l->ops[l->op];
     uint32_t k0, k1;
     op_conns(l, op, l->nrecv, &k0, &k1);
     l->busy = 0;
@@ -103,7 +119,7 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
         ex->spans[ex->nspans++] = (nsim_op_span){li, l->op, l->op_start,
                                                  nsim_sim_now(sim)};
     for (uint32_t k = k0; (op->prim & NSIM_PRIM_RECV) && k < k1; k++) {
-        conn_rt *c = &ex->conns[l->recv[k]];
+        conn_rt *c = &ex->conns[LANE_RECV(l, k)];
         c->consumed++;
         c->st.recv_slices++;
         c->st.recv_bytes += op->bytes;
@@ -112,7 +128,7 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
             return;
         }
     }
-    if (++l->op == l->pl->nops) {
+    if (++l->op == l->nops) {
         ex->lanes_left--;
         if (nsim_sim_now(sim) > ex->finish)
             ex->finish = nsim_sim_now(sim);
@@ -128,20 +144,22 @@ static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
 {
     uint32_t k0, k1;
     op_conns(l, op, l->nrecv, &k0, &k1);
-    for (uint32_t k = k0; (op->prim & NSIM_PRIM_RECV) && k < k1; k++)
-        if (ex->conns[l->recv[k]].visible <= ex->conns[l->recv[k]].consumed)
+    for (uint32_t k = k0; (op->prim & NSIM_PRIM_RECV) && k < k1; k++) {
+        const conn_rt *c = &ex->conns[LANE_RECV(l, k)];
+        if (c->visible <= c->consumed)
             return 0;
+    }
     if (op->prim & NSIM_PRIM_SEND) {
         op_conns(l, op, l->nsend, &k0, &k1);
         for (uint32_t k = k0; k < k1; k++) {
-            conn_rt *s = &ex->conns[l->send[k]];
+            conn_rt *s = &ex->conns[LANE_SEND(l, k)];
             if (s->sent - s->credits < ex->max_inflight)
                 continue;
             if (l->waiting_since == NSIM_TIME_MAX)
                 l->waiting_since = nsim_sim_now(ex->sim);
             return 0;
         }
-        conn_rt *c = &ex->conns[l->send[k0]];
+        conn_rt *c = &ex->conns[LANE_SEND(l, k0)];
         if (l->waiting_since != NSIM_TIME_MAX) {
             nsim_time w = nsim_sim_now(ex->sim) - l->waiting_since;
             c->st.blocked_credit_ps += w;
@@ -156,11 +174,11 @@ static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
 static void lane_try(exec *ex, uint32_t li)
 {
     lane_rt *l = &ex->lanes[li];
-    if (l->busy || l->op >= l->pl->nops)
+    if (l->busy || l->op >= l->nops)
         return;
-    if (l->pl->rank < ex->plan->nranks && !ex->started[l->pl->rank])
+    if (l->rank < ex->plan->nranks && !ex->started[l->rank])
         return; /* its kernel is not launched yet */
-    const nsim_plan_op *op = &l->pl->ops[l->op];
+    const nsim_plan_op *op = &l->ops[l->op];
     if (!op_ready(ex, l, op))
         return;
     nsim_time done = nsim_sim_now(ex->sim);
@@ -169,12 +187,12 @@ static void lane_try(exec *ex, uint32_t li)
         uint32_t k0, k1;
         op_conns(l, op, l->nsend, &k0, &k1);
         for (uint32_t k = k0; k < k1; k++) {
-            conn_rt *c = &ex->conns[l->send[k]];
+            conn_rt *c = &ex->conns[LANE_SEND(l, k)];
             c->sent++;
             if (ex->tlog != NULL)
                 nsim_tlog_add(ex->tlog, &(nsim_trec){
                     .t = nsim_sim_now(ex->sim), .slice = c->sent,
-                    .val = c->sent - c->credits, .conn = l->send[k],
+                    .val = c->sent - c->credits, .conn = LANE_SEND(l, k),
                     .kind = NSIM_TR_CREDIT});
             c->st.slices++;
             c->st.bytes += op->bytes;
@@ -226,8 +244,7 @@ static void cb_arrived(void *vex, uint32_t conn)
 {
     exec *ex = vex;
     nsim_time sync = nsim_params_step_sync_ps(
-        ex->env.params, ex->plan->req.proto,
-        ex->plan->conns[conn].transport == NSIM_TRANSPORT_NET);
+        ex->env.params, ex->plan->req.proto, ex->conns[conn].net);
     if (nsim_sim_schedule(ex->sim, sync, on_visible, ex, 0, conn, NULL) !=
         NSIM_OK)
         nsim_sim_fail(ex->sim, NSIM_ENOMEM, "executor: out of memory");
@@ -251,7 +268,7 @@ static int alloc_spans(exec *ex, nsim_err *err)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < ex->nlanes; i++)
-        n += ex->lanes[i].pl->nops;
+        n += ex->lanes[i].nops;
     ex->spans = malloc((n ? n : 1) * sizeof *ex->spans);
     if (ex->spans == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory for the "
@@ -374,19 +391,37 @@ static int schedule_faults(exec *ex, nsim_err *err)
     return NSIM_OK;
 }
 
+/* n zeroed elements of size sz (a multiple of 64), 64-byte aligned (the
+ * lanes and connections start on a cache line); free() releases them. */
+static void *aligned_calloc(size_t n, size_t sz)
+{
+    if (n == 0)
+        n = 1;
+    if (n > SIZE_MAX / sz)
+        return NULL;
+    void *p = aligned_alloc(64, n * sz);
+    if (p != NULL)
+        memset(p, 0, n * sz);
+    return p;
+}
+
 /* The lane's receive and send connections: the first (ring: the only)
  * one, then a tree node's further children. */
 static void lane_conns(lane_rt *l)
 {
     const nsim_plan_lane *pl = l->pl;
+    l->ops = pl->ops;
+    l->nops = pl->nops;
+    l->rank = pl->rank;
+    l->per_step_conns = pl->per_step_conns != 0;
     if (pl->recv_conn != UINT32_MAX)
-        l->recv[l->nrecv++] = pl->recv_conn;
+        LANE_RECV(l, l->nrecv++) = pl->recv_conn;
     for (uint32_t k = 0; k < pl->nrecv_more; k++)
-        l->recv[l->nrecv++] = pl->recv_more[k];
+        LANE_RECV(l, l->nrecv++) = pl->recv_more[k];
     if (pl->send_conn != UINT32_MAX)
-        l->send[l->nsend++] = pl->send_conn;
+        LANE_SEND(l, l->nsend++) = pl->send_conn;
     for (uint32_t k = 0; k < pl->nsend_more; k++)
-        l->send[l->nsend++] = pl->send_more[k];
+        LANE_SEND(l, l->nsend++) = pl->send_more[k];
 }
 
 static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
@@ -395,8 +430,8 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
     const nsim_net_knobs *net = opts->net;
     const nsim_plan *p = ex->plan;
     ex->nlanes = p->nlanes;
-    ex->lanes = calloc(ex->nlanes, sizeof *ex->lanes);
-    ex->conns = calloc(p->nconns, sizeof *ex->conns);
+    ex->lanes = aligned_calloc(ex->nlanes, sizeof *ex->lanes);
+    ex->conns = aligned_calloc(p->nconns, sizeof *ex->conns);
     if (ex->lanes == NULL || ex->conns == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     ex->max_inflight = NSIM_NCCL_STEPS / p->slice_steps;
@@ -432,6 +467,7 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
         }
         c->send_lane = pc->send_lane;
         c->recv_lane = pc->recv_lane;
+        c->net = pc->transport == NSIM_TRANSPORT_NET;
         c->sm_server = UINT32_MAX;
         if (pc->send_lane < p->nlanes && pc->from < p->nranks &&
             p->lanes[pc->send_lane].rank != pc->from) {
@@ -634,7 +670,7 @@ int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,
             op_conns(&l, op, l.nsend, &k0, &k1);
             uint64_t b = nsim_plan_wire_bytes(plan, op->bytes);
             for (uint32_t k = k0; k < k1; k++) {
-                uint32_t c = l.send[k];
+                uint32_t c = LANE_SEND(&l, k);
                 uint64_t n = b == 0 ? 1 : (b + unit[c] - 1) / unit[c];
                 int net = plan->conns[c].transport == NSIM_TRANSPORT_NET;
                 ev += (double)n * cost[c] +
