@@ -14,23 +14,29 @@
  * thread block.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/transport.h"
 
 #define MAX_INFLIGHT NSIM_NCCL_STEPS
 
+/* Line 0 is what every slice and piece reads and writes; line 1 holds
+ * the path's pointer and its first ids (the path is stored in the same
+ * block, after the struct): at scale (thousands of connections) the
+ * connections do not stay in cache between two slices of one. */
 typedef struct p2p_conn {
     const nsim_xport_env *env;
+    uint64_t sent;
     uint32_t conn;
-    uint32_t *path;        /* [sm server] + route links */
     uint32_t nhops;
-    nsim_time credit_lat;  /* head store back to the sender */
     int shm;               /* staged through host memory */
+    uint32_t pieces_left[MAX_INFLIGHT];
+    uint32_t *path;        /* [sm server] + route links: path_ids */
+    nsim_time credit_lat;  /* head store back to the sender */
     uint32_t shm_cpu;      /* SHM: the CPU whose memory holds the slots */
     uint32_t *read_path, nread; /* SHM: host memory -> receiving GPU */
-    uint64_t sent, arrived;
-    uint32_t pieces_left[MAX_INFLIGHT];
-} p2p_conn;
+    uint32_t path_ids[];
+} __attribute__((aligned(64))) p2p_conn;
 
 static int p2p_init(const nsim_xport_env *env, void **shared, nsim_err *err)
 {
@@ -43,18 +49,22 @@ static int p2p_init(const nsim_xport_env *env, void **shared, nsim_err *err)
 static void p2p_fini(void *shared) { (void)shared; }
 
 /* SHM: the sender writes into host memory next to its CPU, the receiver
- * reads it from there (nccl 6.2); the write is the send path, the read a
- * second path. */
-static int shm_paths(p2p_conn *c, nsim_fabric *fab, nsim_topo *t, uint32_t a,
-                     uint32_t b, const nsim_route **wr, nsim_err *err)
+ * reads it from there (nccl 6.2); the write is the send path (*wr, from
+ * GPU a to its nearest CPU), the read a second path. */
+static int shm_route(nsim_topo *t, uint32_t a, uint32_t *cpu,
+                     const nsim_route **wr, nsim_err *err)
 {
-    uint32_t cpu;
-    const nsim_route *rr;
-    if (nsim_topo_nearest(t, a, NSIM_DEV_CPU, &cpu) != NSIM_OK)
+    if (nsim_topo_nearest(t, a, NSIM_DEV_CPU, cpu) != NSIM_OK)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "SHM: gpu \"%s\" has no CPU to stage through",
                         nsim_topo_device(t, a)->name);
-    NSIM_TRY(nsim_topo_route(t, a, cpu, wr, err));
+    return nsim_topo_route(t, a, *cpu, wr, err);
+}
+
+static int shm_read_path(p2p_conn *c, nsim_fabric *fab, nsim_topo *t,
+                         uint32_t cpu, uint32_t b, nsim_err *err)
+{
+    const nsim_route *rr;
     NSIM_TRY(nsim_topo_route(t, cpu, b, &rr, err));
     c->read_path = malloc((rr->hops + 1) * sizeof *c->read_path);
     if (c->read_path == NULL)
@@ -75,26 +85,27 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     uint32_t a = nsim_topo_rank_device(env->topo, pc->from);
     uint32_t b = nsim_topo_rank_device(env->topo, pc->to);
     const nsim_route *r;
-    p2p_conn *sc = NULL;
-    if (pc->transport == NSIM_TRANSPORT_SHM) {
-        sc = calloc(1, sizeof *sc);
-        if (sc == NULL)
-            return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
-        sc->shm = 1;
-        if (shm_paths(sc, env->fab, env->topo, a, b, &r, err) != NSIM_OK) {
-            free(sc->read_path);
-            free(sc);
+    int shm = pc->transport == NSIM_TRANSPORT_SHM;
+    uint32_t cpu = 0;
+    if (shm)
+        NSIM_TRY(shm_route(env->topo, a, &cpu, &r, err));
+    else
+        NSIM_TRY(nsim_topo_route(env->topo, a, b, &r, err));
+    /* the path after the struct: [sm server] + route + [host memory] */
+    size_t size = sizeof(p2p_conn) + (r->hops + 2) * sizeof(uint32_t);
+    size = (size + 63) & ~(size_t)63;
+    p2p_conn *c = aligned_alloc(64, size);
+    if (c == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
+    memset(c, 0, size);
+    c->path = c->path_ids;
+    if (shm) {
+        c->shm = 1;
+        if (shm_read_path(c, env->fab, env->topo, cpu, b, err) != NSIM_OK) {
+            free(c->read_path);
+            free(c);
             return err ? err->code : NSIM_ECONFIG;
         }
-    } else {
-        NSIM_TRY(nsim_topo_route(env->topo, a, b, &r, err));
-    }
-    p2p_conn *c = sc != NULL ? sc : calloc(1, sizeof *c);
-    if (c == NULL || (c->path = malloc((r->hops + 2) * sizeof *c->path)) == NULL) {
-        if (c != NULL)
-            free(c->read_path);
-        free(c);
-        return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
     }
     c->env = env;
     c->conn = conn;
@@ -109,7 +120,6 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
         uint32_t mem;
         if (nsim_fabric_memory_server(env->fab, c->shm_cpu, &mem) != NSIM_OK) {
             free(c->read_path);
-            free(c->path);
             free(c);
             return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
         }
@@ -126,7 +136,6 @@ static void p2p_teardown(void *state)
     if (c == NULL)
         return;
     free(c->read_path);
-    free(c->path);
     free(c);
 }
 
@@ -150,7 +159,6 @@ static void on_piece(nsim_sim *sim, nsim_piece *p)
     if (--c->pieces_left[slot] != 0)
         return;
     /* slices land in order: the path is FIFO end to end */
-    c->arrived++;
     c->env->arrived(c->env->exec, c->conn);
 }
 
