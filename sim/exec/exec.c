@@ -45,20 +45,31 @@ _Static_assert(LANE_CONNS < 256, "lane_rt counts connections in a byte");
 #define LANE_RECV(l, k) ((l)->conn[k][0])
 #define LANE_SEND(l, k) ((l)->conn[k][1])
 
-/* A connection's executor state: line 0 what every slice reads and
- * writes, the statistics (whose first 40 bytes an op writes) after. */
+/* A connection's executor state, a line for each side: the sender's
+ * events (a send, a credit) touch line 0, the receiver's (a slice
+ * visible, consumed) line 1, each with the transport's ops and state.
+ * The slice counts of the statistics are sent and consumed. */
 typedef struct conn_rt {
+    /* sender */
     const nsim_transport_ops *ops;
     void *state;
-    uint64_t sent, credits, visible, consumed;
-    uint32_t send_lane, recv_lane;
+    uint64_t sent, credits;
+    uint64_t bytes;              /* handed to the transport */
+    nsim_time blocked_credit_ps; /* waited for a free slot */
+    uint32_t send_lane;
     /* a folded tree's phantom sender (its rank is not its send lane's):
      * its own GPU's thread block, which the lane does not wait for;
      * UINT32_MAX: the lane's */
     uint32_t sm_server;
+    /* receiver */
+    _Alignas(64) const nsim_transport_ops *rops;
+    void *rstate;
+    uint64_t visible, consumed;
+    uint64_t recv_bytes; /* consumed by the receiver */
+    uint32_t recv_lane;
     uint8_t net; /* over the NET transport (the plan's, for the step sync) */
-    nsim_conn_stats st;
 } __attribute__((aligned(64))) conn_rt;
+_Static_assert(sizeof(conn_rt) == 128, "a connection is two lines");
 
 typedef struct exec {
     nsim_sim *sim;
@@ -121,9 +132,8 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     for (uint32_t k = k0; (op->prim & NSIM_PRIM_RECV) && k < k1; k++) {
         conn_rt *c = &ex->conns[LANE_RECV(l, k)];
         c->consumed++;
-        c->st.recv_slices++;
-        c->st.recv_bytes += op->bytes;
-        if (c->ops->consumed(c->state) != NSIM_OK) {
+        c->recv_bytes += op->bytes;
+        if (c->rops->consumed(c->rstate) != NSIM_OK) {
             nsim_sim_fail(sim, NSIM_ENOMEM, "executor: out of memory");
             return;
         }
@@ -162,7 +172,7 @@ static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
         conn_rt *c = &ex->conns[LANE_SEND(l, k0)];
         if (l->waiting_since != NSIM_TIME_MAX) {
             nsim_time w = nsim_sim_now(ex->sim) - l->waiting_since;
-            c->st.blocked_credit_ps += w;
+            c->blocked_credit_ps += w;
             l->st.wait_send_ps += w;
             l->pending_send_wait += w;
             l->waiting_since = NSIM_TIME_MAX;
@@ -194,8 +204,7 @@ static void lane_try(exec *ex, uint32_t li)
                     .t = nsim_sim_now(ex->sim), .slice = c->sent,
                     .val = c->sent - c->credits, .conn = LANE_SEND(l, k),
                     .kind = NSIM_TR_CREDIT});
-            c->st.slices++;
-            c->st.bytes += op->bytes;
+            c->bytes += op->bytes;
             nsim_time phantom_done = done;
             if (c->ops->send(c->state,
                              c->sm_server == UINT32_MAX ? l->sm_server
@@ -481,7 +490,8 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
         }
         NSIM_TRY(transports[k]->setup(ex->shared[k], &ex->env, i, &c->state,
                                       err));
-        c->ops = transports[k];
+        c->ops = c->rops = transports[k];
+        c->rstate = c->state;
     }
     return NSIM_OK;
 }
@@ -545,7 +555,7 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     res->link_sample_ps = ex->sample_ps;
     ex->tlog = NULL;
     for (uint32_t i = 0; i < p->nconns; i++)
-        res->bytes_moved += ex->conns[i].st.bytes;
+        res->bytes_moved += ex->conns[i].bytes;
     if (!opts->want_stats)
         return NSIM_OK;
     res->nconns = p->nconns;
@@ -554,7 +564,10 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     for (uint32_t i = 0; i < p->nconns; i++) {
         const conn_rt *c = &ex->conns[i];
-        res->conns[i] = c->st;
+        res->conns[i] = (nsim_conn_stats){
+            .slices = c->sent, .bytes = c->bytes,
+            .recv_slices = c->consumed, .recv_bytes = c->recv_bytes,
+            .blocked_credit_ps = c->blocked_credit_ps};
         if (c->ops->conn_counters != NULL) {
             res->conns[i].has_xport = 1;
             c->ops->conn_counters(c->state, &res->conns[i].xport);
