@@ -164,7 +164,7 @@ void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j)
     net_comm *m = c->m;
     uint64_t off, n = piece_span(c->snpieces[k % SLOTS], c->sizes[k % SLOTS],
                                  j, &off);
-    nsim_qp *q = m->qs[c->sqmap[k % SLOTS][j]];
+    nsim_qp *q = m->qs[c->pq[j].sqmap[k % SLOTS]];
     uint64_t at = (k % SLOTS) * SLOT_BYTES + off;
     uint32_t lk = nsim_mr_lkey(c->mr_send), rk = nsim_mr_rkey(c->mr_recv);
     /* the immediate: the size (matching by index) or the request id */
@@ -185,7 +185,8 @@ void nsim__net_post_piece(net_conn *c, uint64_t k, uint32_t j)
         nsim_tlog_add(c->sh->env->tlog,
                       &(nsim_trec){.t = nsim_sim_now(c->sh->env->sim),
                                    .slice = k, .val = n, .conn = c->conn,
-                                   .qp = c->qmap[k % SLOTS][j], .piece = j,
+                                   .qp = c->pq[j].qmap[k % SLOTS],
+                                   .piece = j,
                                    .kind = NSIM_TR_WR_POST});
 }
 
@@ -194,9 +195,11 @@ static void post_slice(net_conn *c, uint64_t k)
     uint32_t np = c->npieces[k % SLOTS];
     c->rsizes[k % SLOTS] = c->sizes[k % SLOTS];
     c->snpieces[k % SLOTS] = (uint8_t)np;
-    memcpy(c->sqmap[k % SLOTS], c->qmap[k % SLOTS], np);
+    for (uint32_t j = 0; j < np; j++) {
+        c->pq[j].sqmap[k % SLOTS] = c->pq[j].qmap[k % SLOTS];
+        c->pq[j].got_send[k % SLOTS] = 0;
+    }
     c->send_left[k % SLOTS] = (uint8_t)np;
-    memset(c->got_send[k % SLOTS], 0, np);
     for (uint32_t j = 0; j < np; j++)
         nsim__net_post_piece(c, k, j);
 }
@@ -226,7 +229,7 @@ void nsim__net_post_recv_piece(net_conn *c, uint64_t k, uint32_t j)
 {
     if (c->m->by_id)
         return; /* the QPs' receive WRs are pre-posted */
-    nsim_qp *q = c->m->qr[c->qmap[k % SLOTS][j]];
+    nsim_qp *q = c->m->qr[c->pq[j].qmap[k % SLOTS]];
     if (nsim_qp_post_recv(q, WR_ID(c->conn, j, k)) != NSIM_OK)
         nsim__net_fail(c, "receive queue full");
 }
@@ -261,9 +264,10 @@ void nsim__net_post_receive(net_conn *c)
     nsim__net_bind_req(m, c, k, r);
     c->npieces[k % SLOTS] = (uint8_t)nq;
     c->recv_left[k % SLOTS] = (uint8_t)nq;
-    memset(c->got_recv[k % SLOTS], 0, nq);
     for (uint32_t j = 0; j < nq; j++) {
-        c->qmap[k % SLOTS][j] = (uint8_t)m->live[(r * nq + j) % m->nlive];
+        c->pq[j].got_recv[k % SLOTS] = 0;
+        c->pq[j].qmap[k % SLOTS] =
+            (uint8_t)m->live[(r * nq + j) % m->nlive];
         nsim__net_post_recv_piece(c, k, j);
     }
     nsim__net_post_cts(c, k);
@@ -351,7 +355,8 @@ static void piece_done(net_conn *c, int side, uint32_t k, uint32_t j)
     /* slices in flight on this side: [lo, hi) */
     uint64_t lo = side ? c->recv_done : c->send_done;
     uint64_t hi = side ? c->recv_posted : c->posted;
-    uint8_t *got = side ? &c->got_recv[k % SLOTS][j] : &c->got_send[k % SLOTS][j];
+    uint8_t *got = side ? &c->pq[j].got_recv[k % SLOTS]
+                        : &c->pq[j].got_send[k % SLOTS];
     uint8_t *left = side ? &c->recv_left[k % SLOTS] : &c->send_left[k % SLOTS];
     uint32_t np = side ? c->npieces[k % SLOTS] : c->snpieces[k % SLOTS];
     if ((uint32_t)(k - (uint32_t)lo) >= hi - lo || j >= np || *got ||
@@ -425,7 +430,7 @@ static void recv_done(net_comm *m, const nsim_wc *wc)
         c = m->sh->conn_of[WR_CONN(wc->wr_id)];
         k = WR_SLICE(wc->wr_id);
         j = WR_PIECE(wc->wr_id);
-        i = c->qmap[k % SLOTS][j];
+        i = c->pq[j].qmap[k % SLOTS];
     }
     if (WR_ID(c->conn, j, k) != wc->src_wr_id) {
         nsim_sim_fail(m->sh->env->sim, NSIM_ESIM,
@@ -470,8 +475,8 @@ static void poll_cq(net_comm *m, int side)
             if (m->sh->env->tlog != NULL)
                 trace_done(m, c, side, WR_SLICE(wc[i].wr_id),
                            WR_PIECE(wc[i].wr_id),
-                           c->sqmap[WR_SLICE(wc[i].wr_id) % SLOTS]
-                                   [WR_PIECE(wc[i].wr_id)]);
+                           c->pq[WR_PIECE(wc[i].wr_id)]
+                               .sqmap[WR_SLICE(wc[i].wr_id) % SLOTS]);
             piece_done(c, side, WR_SLICE(wc[i].wr_id), WR_PIECE(wc[i].wr_id));
         }
     }

@@ -74,10 +74,10 @@ static void sender_pass(net_conn *c, const uint8_t *lost,
 {
     for (uint64_t k = c->send_done; k < c->posted; k++)
         for (uint32_t j = 0; j < c->snpieces[k % SLOTS]; j++) {
-            uint8_t *gs = &c->got_send[k % SLOTS][j];
-            if (*gs || !lost[c->sqmap[k % SLOTS][j]])
+            uint8_t *gs = &c->pq[j].got_send[k % SLOTS];
+            if (*gs || !lost[c->pq[j].sqmap[k % SLOTS]])
                 continue;
-            if (k < c->recv_done || c->got_recv[k % SLOTS][j]) {
+            if (k < c->recv_done || c->pq[j].got_recv[k % SLOTS]) {
                 *gs = 1; /* landed before the QP died: its ACK was lost */
                 c->send_left[k % SLOTS]--;
             } else {
@@ -98,11 +98,11 @@ static void receiver_pass(net_conn *c, const uint8_t *lost, int new_comm)
         if (new_comm)
             nsim__net_bind_req(m, c, k, r);
         for (uint32_t j = 0; j < np; j++) {
-            uint8_t *q = &c->qmap[k % SLOTS][j];
+            uint8_t *q = &c->pq[j].qmap[k % SLOTS];
             if (!new_comm && !lost[*q])
                 continue;
             *q = (uint8_t)m->live[(r * np + j) % m->nlive];
-            if (!c->got_recv[k % SLOTS][j])
+            if (!c->pq[j].got_recv[k % SLOTS])
                 nsim__net_post_recv_piece(c, k, j);
         }
     }
@@ -126,7 +126,7 @@ static void move_outstanding(net_conn *c, const uint8_t *lost, int new_comm,
         uint32_t np = c->snpieces[k % SLOTS];
         for (uint32_t j = 0; j < np; j++)
             if (again[k % SLOTS][j]) {
-                c->sqmap[k % SLOTS][j] =
+                c->pq[j].sqmap[k % SLOTS] =
                     (uint8_t)m->live[(k * np + j) % m->nlive];
                 nsim__net_post_piece(c, k, j);
             }

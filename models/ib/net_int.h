@@ -98,13 +98,10 @@ struct net_conn {
      * piece, which pieces completed on each side, and how many are left
      * (0xff: slot not in use) */
     uint8_t npieces[SLOTS];
-    uint8_t qmap[SLOTS][MAX_QPS];
     /* the sender's own copy for the slices it posted: the receiver may
      * reuse a slot for slice k + SLOTS before the send completions of
      * slice k are in (a lost ACK) */
     uint8_t snpieces[SLOTS];
-    uint8_t sqmap[SLOTS][MAX_QPS];
-    uint8_t got_send[SLOTS][MAX_QPS], got_recv[SLOTS][MAX_QPS];
     uint8_t send_left[SLOTS], recv_left[SLOTS];
     uint32_t mem_s, mem_r; /* where the buffers live (GPU, or host) */
     int paused;          /* moving to another NIC pair */
@@ -123,6 +120,14 @@ struct net_conn {
      * staging slots, the receive slots, the sender's CTS FIFO and the
      * receiver's shadow CTS entries */
     nsim_mr *mr_send, *mr_recv, *mr_fifo, *mr_shadow;
+    /* per piece j of a slice, per slot: the receiver's QP (qmap), the
+     * sender's copy (sqmap), whether each side completed it. Piece-major,
+     * so that a connection with one QP per request keeps every slot's
+     * maps in 32 bytes; slot-major, the slots cycled through 32 lines. */
+    struct {
+        uint8_t qmap[SLOTS], sqmap[SLOTS];
+        uint8_t got_send[SLOTS], got_recv[SLOTS];
+    } pq[MAX_QPS];
 };
 
 
