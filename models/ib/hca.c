@@ -56,8 +56,12 @@ enum pkind {
 /* Queues and CQs start with room for RING_MIN entries and double (up to
  * their depth) when what is outstanding fills them: memory follows what is
  * in flight, not the depth (tens of thousands of NET connections post a
- * few WRs each). Depth limits are checked against the depth, as before. */
-#define RING_MIN 16u
+ * few WRs each). Depth limits are checked against the depth, as before.
+ * A ring is used round robin, so all of its capacity is touched: at 16
+ * entries a NET connection's rings (two send queues, a receive queue, the
+ * landing records, two CQs with their pending rings) cycled through ~110
+ * lines where a few entries are in flight. */
+#define RING_MIN 2u
 /* MR keys: key = tag << 20 | (MR index + 1), tag = HCA_TAG(device): 12
  * bits that tell a key of another HCA (a protection error) from this
  * one's, as a real HCA's key space does (keys of two HCAs 4,095 devices
@@ -600,7 +604,7 @@ int nsim_qp_create_ex(nsim_hca *h, const nsim_qp_init_attr *a, nsim_qp **out)
     q->rcq = a->recv_cq;
     q->sq_depth = a->max_send_wr;
     q->rq_depth = a->max_recv_wr;
-    q->lq_cap = 16;
+    q->lq_cap = RING_MIN;
     q->sq_cap = ring_start(q->sq_depth);
     q->rq_cap = ring_start(q->rq_depth + 1);
     q->sq = calloc(q->sq_cap, sizeof *q->sq);
