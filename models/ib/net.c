@@ -68,6 +68,12 @@ static int net_init(const nsim_xport_env *env, void **shared, nsim_err *err)
     if (sh->hca == NULL || sh->proxies == NULL || sh->conn_of == NULL ||
         sh->nic_down == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
+    sh->max_ports = 1;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(env->topo); d++) {
+        const nsim_device *dev = nsim_topo_device(env->topo, d);
+        if (dev->type == NSIM_DEV_NIC && dev->nic_ports > sh->max_ports)
+            sh->max_ports = dev->nic_ports;
+    }
     return NSIM_OK;
 }
 
@@ -638,21 +644,32 @@ int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
         sh->comms = a;
         sh->comms_cap = cap;
     }
-    net_comm *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
-    sh->comms[sh->ncomms++] = m;
     const nsim_device *ns = nsim_topo_device(sh->env->topo, send_nic);
     const nsim_device *nr = nsim_topo_device(sh->env->topo, recv_nic);
     uint32_t ports = ns->nic_ports > nr->nic_ports ? ns->nic_ports
                                                    : nr->nic_ports;
     /* QPs per connection x ports; every message is split over the ports
      * (one QP per port), or over all QPs with SPLIT_DATA_ON_QPS (5.2-5.3) */
+    uint32_t nqps = (pc->nqps ? pc->nqps : 1) * (ports ? ports : 1);
+    if (nqps > MAX_QPS)
+        return NSIM_ERR(err, NSIM_EINVAL, "net: at most %d QPs", MAX_QPS);
+    /* the per-QP arrays after the comm, in one block: a comm holds what
+     * its nqps QPs need, not MAX_QPS of each (4 KB) */
+    size_t per_qp = 2 * sizeof(nsim_qp *) + sizeof(uint64_t) +
+                    sizeof(uint32_t) + sizeof(uint8_t);
+    net_comm *m = calloc(1, sizeof *m + nqps * per_qp);
+    if (m == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
+    sh->comms[sh->ncomms++] = m;
     *m = (net_comm){.sh = sh, .from = pc->from, .to = pc->to,
                     .send_nic = send_nic, .recv_nic = recv_nic,
-                    .nqps = (pc->nqps ? pc->nqps : 1) * ports};
-    if (m->nqps > MAX_QPS)
-        return NSIM_ERR(err, NSIM_EINVAL, "net: at most %d QPs", MAX_QPS);
+                    .nqps = nqps};
+    char *arrays = (char *)(m + 1);
+    m->qs = (nsim_qp **)arrays;
+    m->qr = m->qs + nqps;
+    m->tr_retx = (uint64_t *)(m->qr + nqps);
+    m->live = (uint32_t *)(m->tr_retx + nqps);
+    m->dead = (uint8_t *)(m->live + nqps);
     m->nq = k->split_data_on_qps ? m->nqps : ports;
     m->ar = k->adaptive_routing < 0 ? ns->link_layer == NSIM_LL_IB
                                     : k->adaptive_routing;
@@ -669,6 +686,8 @@ int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
 /* c uses m; by id, the request table covers every slice of every user. */
 int nsim__net_add_user(net_comm *m, net_conn *c)
 {
+    if (m->nq > c->npq)
+        return NSIM_EINVAL; /* its maps are sized for fewer pieces */
     if (m->nusers == m->users_cap) {
         uint32_t cap = m->users_cap ? 2 * m->users_cap : 4;
         net_conn **u = realloc(m->users, cap * sizeof *u);
@@ -759,11 +778,18 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
 {
     net_shared *sh = shared;
     const nsim_plan_conn *pc = &env->plan->conns[conn];
-    net_conn *c = calloc(1, sizeof *c);
+    /* a slice is split into at most as many pieces as a comm has QPs:
+     * the plan's QPs x the ports of the widest NIC (any pair it may be
+     * moved to by a failover) */
+    uint32_t npq = (pc->nqps ? pc->nqps : 1) * sh->max_ports;
+    if (npq > MAX_QPS)
+        npq = MAX_QPS;
+    net_conn *c = calloc(1, sizeof *c + npq * sizeof c->pq[0]);
     uint32_t mem_s = 0, mem_r = 0;
     if (c == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
     *state = c;
+    c->npq = npq;
     c->sh = sh;
     c->conn = conn;
     c->from = pc->from;
@@ -774,7 +800,13 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     c->cts_since = NSIM_TIME_MAX;
     NSIM_TRY(setup_paths(c, pc, &mem_s, &mem_r, err));
     NSIM_TRY(get_comm(sh, pc, mem_s, mem_r, &c->m, err));
-    if (nsim__net_add_user(c->m, c) != NSIM_OK)
+    int rc = nsim__net_add_user(c->m, c);
+    if (rc == NSIM_EINVAL)
+        return NSIM_ERR(err, NSIM_EINVAL,
+                        "net: connection %u: its comm splits a slice over %u "
+                        "QPs, more than the %u its QP count allows",
+                        conn, c->m->nq, c->npq);
+    if (rc != NSIM_OK)
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
     c->mem_s = mem_s;
     c->mem_r = mem_r;

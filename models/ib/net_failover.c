@@ -183,7 +183,9 @@ static void on_migrate(nsim_sim *sim, nsim_event *ev)
     }
     if (nsim__net_new_comm(sh, pc, sn, rn, c->mem_s, c->mem_r, &nm, &err) ||
         (c->m = nm, nsim__net_add_user(nm, c) != NSIM_OK &&
-                        NSIM_ERR(&err, NSIM_ENOMEM, "out of memory")) ||
+                        NSIM_ERR(&err, NSIM_ENOMEM,
+                                 "out of memory, or the new NIC pair splits "
+                                 "a slice over more QPs than before")) ||
         nsim__net_register(c, c->mem_s, c->mem_r, &err)) {
         nsim_sim_fail(sim, NSIM_ESIM, "channel %u: rebind_nic: %s",
                       pc->channel, err.msg);

@@ -47,6 +47,7 @@ typedef struct net_shared {
     net_comm **comms;
     uint32_t ncomms, comms_cap;
     uint8_t *nic_down;  /* per device: port down by a fault */
+    uint32_t max_ports; /* the most ports of any NIC */
     nsim_xport_stats log; /* failovers that happened */
 } net_shared;
 
@@ -55,14 +56,15 @@ typedef enum act { ACT_ISEND, ACT_REPOST, ACT_POLL_SEND, ACT_POLL_RECV } act;
 struct net_comm {
     net_shared *sh;
     uint32_t from, to, send_nic, recv_nic;
-    nsim_qp *qs[MAX_QPS], *qr[MAX_QPS];
+    /* per QP pair, nqps of each, in the comm's own block (nsim__net_new_comm) */
+    nsim_qp **qs, **qr;
     nsim_cq *cq_s, *cq_r;
     uint32_t nqps, nq; /* QPs, QPs per request */
     int ar;            /* adaptive routing on this comm */
     uint64_t next_req; /* request ids, assigned by the receiver */
     nsim_qp *flush;    /* loopback QP for the GDR flush read, or NULL */
-    uint8_t dead[MAX_QPS]; /* QP pair in ERR, no longer used */
-    uint32_t live[MAX_QPS], nlive;
+    uint8_t *dead;     /* QP pair in ERR, no longer used */
+    uint32_t *live, nlive;
     int retired;       /* abandoned for another NIC pair */
     /* Receiver-side matching (nccl 5.3). By index (NCCL's default): a
      * receive WR is posted per request and piece and a WRITE_WITH_IMM
@@ -82,7 +84,7 @@ struct net_comm {
     uint64_t polls[2], empty_polls[2], cqes[2];
     nsim_time queued_at[2], poll_wait_ps[2]; /* completions waiting for
                                               * their proxy's poll */
-    uint64_t tr_retx[MAX_QPS]; /* tracing: retransmissions seen so far */
+    uint64_t *tr_retx; /* tracing: retransmissions seen so far */
 };
 
 struct net_conn {
@@ -120,14 +122,16 @@ struct net_conn {
      * staging slots, the receive slots, the sender's CTS FIFO and the
      * receiver's shadow CTS entries */
     nsim_mr *mr_send, *mr_recv, *mr_fifo, *mr_shadow;
-    /* per piece j of a slice, per slot: the receiver's QP (qmap), the
+    /* per piece j of a slice (npq: as many as a comm of its NIC pairs
+     * may split a slice into), per slot: the receiver's QP (qmap), the
      * sender's copy (sqmap), whether each side completed it. Piece-major,
      * so that a connection with one QP per request keeps every slot's
      * maps in 32 bytes; slot-major, the slots cycled through 32 lines. */
+    uint32_t npq;
     struct {
         uint8_t qmap[SLOTS], sqmap[SLOTS];
         uint8_t got_send[SLOTS], got_recv[SLOTS];
-    } pq[MAX_QPS];
+    } pq[];
 };
 
 
