@@ -650,7 +650,7 @@ int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
                                                    : nr->nic_ports;
     /* QPs per connection x ports; every message is split over the ports
      * (one QP per port), or over all QPs with SPLIT_DATA_ON_QPS (5.2-5.3) */
-    uint32_t nqps = (pc->nqps ? pc->nqps : 1) * (ports ? ports : 1);
+    uint32_t nqps = (pc->nqps ? pc->nqps : 1) * ports;
     if (nqps > MAX_QPS)
         return NSIM_ERR(err, NSIM_EINVAL, "net: at most %d QPs", MAX_QPS);
     /* the per-QP arrays after the comm, in one block: a comm holds what
