@@ -784,10 +784,13 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     uint32_t npq = (pc->nqps ? pc->nqps : 1) * sh->max_ports;
     if (npq > MAX_QPS)
         npq = MAX_QPS;
-    net_conn *c = calloc(1, sizeof *c + npq * sizeof c->pq[0]);
+    /* on a line of its own (its layout is by line: net_int.h) */
+    size_t size = (sizeof(net_conn) + npq * sizeof(net_pq) + 63) & ~(size_t)63;
+    net_conn *c = aligned_alloc(64, size);
     uint32_t mem_s = 0, mem_r = 0;
     if (c == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
+    memset(c, 0, size);
     *state = c;
     c->npq = npq;
     c->sh = sh;

@@ -87,12 +87,32 @@ struct net_comm {
     uint64_t *tr_retx; /* tracing: retransmissions seen so far */
 };
 
+/* A piece index's maps, per slot (net_conn.pq). */
+typedef struct net_pq {
+    uint8_t qmap[SLOTS], sqmap[SLOTS];
+    uint8_t got_send[SLOTS], got_recv[SLOTS];
+} net_pq;
+
+/* Laid out by what a slice touches: the scalars and counters in the
+ * first two lines, then the per-slot arrays a line each, the paths (of
+ * which a slice reads the first line) and the per-piece maps last; the
+ * host-read state (no GDR only) out of the way. At scale (a thousand NET
+ * connections on 64 nodes) a connection does not stay in cache between
+ * two of its slices, so each line touched is a miss. */
 struct net_conn {
     net_shared *sh;
     net_comm *m;
     uint32_t conn, from, to;
-    uint32_t stage_path[64], nstage;    /* sm [+ GPU -> host memory] */
-    uint32_t host_read[64], nhost_read; /* host -> GPU (no GDR) */
+    uint32_t nstage, nhost_read;
+    uint32_t mem_s, mem_r; /* where the buffers live (GPU, or host) */
+    int paused;          /* moving to another NIC pair */
+    uint32_t deferred;   /* receives to post once unpaused */
+    uint32_t user;        /* its index among the comm's users */
+    int need_flush;     /* GDR flush read (sm < 90) before visibility */
+    int gdr;
+    uint64_t issued, written, cts, posted, send_done;
+    uint64_t recv_posted, recv_done;
+    uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
     uint64_t sizes[SLOTS];  /* staged by the sender (reused once sent) */
     uint64_t rsizes[SLOTS]; /* what the receive slot got (kept until the
                              * receiver releases it) */
@@ -105,33 +125,24 @@ struct net_conn {
      * slice k are in (a lost ACK) */
     uint8_t snpieces[SLOTS];
     uint8_t send_left[SLOTS], recv_left[SLOTS];
-    uint32_t mem_s, mem_r; /* where the buffers live (GPU, or host) */
-    int paused;          /* moving to another NIC pair */
-    uint32_t deferred;   /* receives to post once unpaused */
-    uint64_t issued, written, cts, posted, send_done;
-    uint64_t recv_posted, recv_done;
-    uint64_t req[SLOTS];  /* the comm's request id of each slice */
-    uint32_t user;        /* its index among the comm's users */
-    nsim_xport_conn_counters n; /* what it carried, for exactly-once */
-    int need_flush;     /* GDR flush read (sm < 90) before visibility */
-    int gdr;
-    uint8_t queued[2];  /* ISEND, REPOST waiting (REPOST is counted) */
-    nsim_time cts_since, cts_wait_ps; /* staged, waiting for a CTS */
-    nsim_time host_read_at[SLOTS], host_read_ps; /* no GDR: PCIe reads */
     /* registered buffers (keys checked by the HCA model): the send
      * staging slots, the receive slots, the sender's CTS FIFO and the
      * receiver's shadow CTS entries */
     nsim_mr *mr_send, *mr_recv, *mr_fifo, *mr_shadow;
+    uint64_t req[SLOTS];  /* the comm's request id of each slice */
+    nsim_xport_conn_counters n; /* what it carried, for exactly-once */
+    nsim_time cts_since, cts_wait_ps; /* staged, waiting for a CTS */
+    nsim_time host_read_ps;
+    uint32_t stage_path[64];    /* sm [+ GPU -> host memory] */
+    nsim_time host_read_at[SLOTS]; /* no GDR: PCIe reads */
+    uint32_t host_read[64]; /* host -> GPU (no GDR) */
     /* per piece j of a slice (npq: as many as a comm of its NIC pairs
      * may split a slice into), per slot: the receiver's QP (qmap), the
      * sender's copy (sqmap), whether each side completed it. Piece-major,
      * so that a connection with one QP per request keeps every slot's
      * maps in 32 bytes; slot-major, the slots cycled through 32 lines. */
     uint32_t npq;
-    struct {
-        uint8_t qmap[SLOTS], sqmap[SLOTS];
-        uint8_t got_send[SLOTS], got_recv[SLOTS];
-    } pq[];
+    net_pq pq[];
 };
 
 
