@@ -61,6 +61,10 @@ typedef struct conn_rt {
      * its own GPU's thread block, which the lane does not wait for;
      * UINT32_MAX: the lane's */
     uint32_t sm_server;
+    /* the send lane waits for a credit here: the next credit retries it
+     * (when it does not wait here, it is busy or waits elsewhere, and a
+     * retry would only read its line) */
+    uint8_t send_wait;
     /* receiver */
     _Alignas(64) const nsim_transport_ops *rops;
     void *rstate;
@@ -68,6 +72,7 @@ typedef struct conn_rt {
     uint64_t recv_bytes; /* consumed by the receiver */
     uint32_t recv_lane;
     uint8_t net; /* over the NET transport (the plan's, for the step sync) */
+    uint8_t recv_wait; /* the receive lane waits for a slice here */
 } __attribute__((aligned(64))) conn_rt;
 _Static_assert(sizeof(conn_rt) == 128, "a connection is two lines");
 
@@ -155,9 +160,11 @@ static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
     uint32_t k0, k1;
     op_conns(l, op, l->nrecv, &k0, &k1);
     for (uint32_t k = k0; (op->prim & NSIM_PRIM_RECV) && k < k1; k++) {
-        const conn_rt *c = &ex->conns[LANE_RECV(l, k)];
-        if (c->visible <= c->consumed)
+        conn_rt *c = &ex->conns[LANE_RECV(l, k)];
+        if (c->visible <= c->consumed) {
+            c->recv_wait = 1;
             return 0;
+        }
     }
     if (op->prim & NSIM_PRIM_SEND) {
         op_conns(l, op, l->nsend, &k0, &k1);
@@ -165,6 +172,7 @@ static int op_ready(exec *ex, lane_rt *l, const nsim_plan_op *op)
             conn_rt *s = &ex->conns[LANE_SEND(l, k)];
             if (s->sent - s->credits < ex->max_inflight)
                 continue;
+            s->send_wait = 1;
             if (l->waiting_since == NSIM_TIME_MAX)
                 l->waiting_since = nsim_sim_now(ex->sim);
             return 0;
@@ -244,7 +252,10 @@ static void on_visible(nsim_sim *sim, nsim_event *ev)
     conn_rt *c = &ex->conns[ev->arg.u64];
     (void)sim;
     c->visible++;
-    lane_try(ex, c->recv_lane);
+    if (c->recv_wait) {
+        c->recv_wait = 0;
+        lane_try(ex, c->recv_lane);
+    }
 }
 
 /* The receiver sees the slice once the sender's tail store and its own
@@ -269,7 +280,10 @@ static void cb_credit(void *vex, uint32_t conn)
             .t = nsim_sim_now(ex->sim), .slice = c->credits,
             .val = c->sent - c->credits, .conn = conn,
             .kind = NSIM_TR_CREDIT});
-    lane_try(ex, c->send_lane);
+    if (c->send_wait) {
+        c->send_wait = 0;
+        lane_try(ex, c->send_lane);
+    }
 }
 
 /* The trace has one span per op: allocated once, before the run. */
