@@ -42,6 +42,7 @@
 #include "models/transport.h"
 
 #include "models/ib/net_int.h"
+#include "sim/core/hugemem.h"
 #include "models/tracelog.h"
 
 static int get_hca(net_shared *sh, uint32_t dev, nsim_hca **out, nsim_err *err)
@@ -785,12 +786,10 @@ static int net_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     if (npq > MAX_QPS)
         npq = MAX_QPS;
     /* on a line of its own (its layout is by line: net_int.h) */
-    size_t size = (sizeof(net_conn) + npq * sizeof(net_pq) + 63) & ~(size_t)63;
-    net_conn *c = aligned_alloc(64, size);
+    net_conn *c = nsim_line_calloc(1, sizeof(net_conn) + npq * sizeof(net_pq));
     uint32_t mem_s = 0, mem_r = 0;
     if (c == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "net: out of memory");
-    memset(c, 0, size);
     *state = c;
     c->npq = npq;
     c->sh = sh;

@@ -14,15 +14,15 @@
  * thread block.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "models/transport.h"
+#include "sim/core/hugemem.h"
 
 #define MAX_INFLIGHT NSIM_NCCL_STEPS
 
 /* Line 0 is what every slice and piece reads and writes; line 1 holds
- * the path's pointer and its first ids (the path is stored in the same
- * block, after the struct): at scale (thousands of connections) the
+ * the path's first ids (the path is stored in the same block, at the
+ * end of the struct): at scale (thousands of connections) the
  * connections do not stay in cache between two slices of one. */
 typedef struct p2p_conn {
     const nsim_xport_env *env;
@@ -31,11 +31,10 @@ typedef struct p2p_conn {
     uint32_t nhops;
     int shm;               /* staged through host memory */
     uint32_t pieces_left[MAX_INFLIGHT];
-    uint32_t *path;        /* [sm server] + route links: path_ids */
     nsim_time credit_lat;  /* head store back to the sender */
     uint32_t shm_cpu;      /* SHM: the CPU whose memory holds the slots */
     uint32_t *read_path, nread; /* SHM: host memory -> receiving GPU */
-    uint32_t path_ids[];
+    uint32_t path[]; /* [sm server] + route links [+ host memory] */
 } __attribute__((aligned(64))) p2p_conn;
 
 static int p2p_init(const nsim_xport_env *env, void **shared, nsim_err *err)
@@ -92,13 +91,10 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     else
         NSIM_TRY(nsim_topo_route(env->topo, a, b, &r, err));
     /* the path after the struct: [sm server] + route + [host memory] */
-    size_t size = sizeof(p2p_conn) + (r->hops + 2) * sizeof(uint32_t);
-    size = (size + 63) & ~(size_t)63;
-    p2p_conn *c = aligned_alloc(64, size);
+    p2p_conn *c = nsim_line_calloc(
+        1, sizeof(p2p_conn) + (r->hops + 2) * sizeof(uint32_t));
     if (c == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
-    memset(c, 0, size);
-    c->path = c->path_ids;
     if (shm) {
         c->shm = 1;
         if (shm_read_path(c, env->fab, env->topo, cpu, b, err) != NSIM_OK) {

@@ -5,6 +5,7 @@
 #include "hugemem.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -122,4 +123,17 @@ size_t nsim_huge_collapse(void)
     }
     fclose(f);
     return total;
+}
+
+void *nsim_line_calloc(size_t n, size_t sz)
+{
+    if (n == 0 || sz == 0)
+        n = sz = 1;
+    if (n > (SIZE_MAX - 63) / sz)
+        return NULL;
+    size_t bytes = (n * sz + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, bytes);
+    if (p != NULL)
+        memset(p, 0, bytes);
+    return p;
 }

@@ -9,7 +9,8 @@
  * event). Owns: anonymous mappings on transparent huge pages for the
  * pools, and a pass that moves the process's heap onto huge pages once a
  * run's state is built. Both are hints: where the kernel has no THP they
- * do nothing and everything still works.
+ * do nothing and everything still works. Also: zeroed blocks that start
+ * on a cache line, for state laid out by line (lanes, connections).
  */
 #ifndef NSIM_CORE_HUGEMEM_H
 #define NSIM_CORE_HUGEMEM_H
@@ -38,5 +39,10 @@ void nsim_huge_release(nsim_huge_slab *s);
  * (MADV_HUGEPAGE). Returns the bytes covered. Skips small mappings and
  * sparse ones (a sanitizer's shadow would only grow). */
 size_t nsim_huge_collapse(void);
+
+/* n zeroed elements of sz bytes, the block 64-byte aligned and its size
+ * rounded up to whole lines; free() releases it. NULL on overflow or
+ * without memory (n = 0 still returns a block). */
+void *nsim_line_calloc(size_t n, size_t sz);
 
 #endif

@@ -414,20 +414,6 @@ static int schedule_faults(exec *ex, nsim_err *err)
     return NSIM_OK;
 }
 
-/* n zeroed elements of size sz (a multiple of 64), 64-byte aligned (the
- * lanes and connections start on a cache line); free() releases them. */
-static void *aligned_calloc(size_t n, size_t sz)
-{
-    if (n == 0)
-        n = 1;
-    if (n > SIZE_MAX / sz)
-        return NULL;
-    void *p = aligned_alloc(64, n * sz);
-    if (p != NULL)
-        memset(p, 0, n * sz);
-    return p;
-}
-
 /* The lane's receive and send connections: the first (ring: the only)
  * one, then a tree node's further children. */
 static void lane_conns(lane_rt *l)
@@ -453,8 +439,8 @@ static int setup(exec *ex, nsim_topo *topo, const nsim_params *params,
     const nsim_net_knobs *net = opts->net;
     const nsim_plan *p = ex->plan;
     ex->nlanes = p->nlanes;
-    ex->lanes = aligned_calloc(ex->nlanes, sizeof *ex->lanes);
-    ex->conns = aligned_calloc(p->nconns, sizeof *ex->conns);
+    ex->lanes = nsim_line_calloc(ex->nlanes, sizeof *ex->lanes);
+    ex->conns = nsim_line_calloc(p->nconns, sizeof *ex->conns);
     if (ex->lanes == NULL || ex->conns == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "executor: out of memory");
     ex->max_inflight = NSIM_NCCL_STEPS / p->slice_steps;
