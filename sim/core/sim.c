@@ -15,8 +15,10 @@
  *     byte in which t differs from last), bucket d = byte l of t. Levels
  *     are ordered (a lower level is earlier) and so are the buckets of a
  *     level, so the lowest non-empty (level, bucket) holds the earliest
- *     events. Bit masks find it in O(1); each bucket also keeps its
- *     earliest time, so the next time is known without walking a list.
+ *     events. Bit masks find it in O(1) (a bit per bucket, and a bit per
+ *     mask word that is not 0: two count-trailing-zeros, no scan); each
+ *     bucket also keeps its earliest time, so the next time is known
+ *     without walking a list.
  *   - When cur runs dry, the lowest non-empty bucket is opened: last
  *     becomes its earliest time and its events are re-filed against the
  *     new last. Each lands in cur or in a lower level, so an event moves at
@@ -28,9 +30,12 @@
  *     packet-level ring on 16+ DGX nodes) an event re-filed from a list
  *     was a cache miss per move, ~40% of a run. Entries are re-filed by
  *     reading 16-byte entries in order, without loading the events; those
- *     that land in cur or level 0 are prefetched, as they fire next. It
- *     costs instructions: ~20% more per event on a 2-node ring, whose
- *     events all stay in cache.
+ *     that land in cur or level 0 are prefetched, as they fire next (all
+ *     of a small bucket's, RQ_PREFETCH_ALL). With the buckets numbered
+ *     flat (level * 256 + digit), filing inlined, and the coin-toss
+ *     branches made selects, the hold model (scripts/bench_engine.c)
+ *     costs 248 instructions an event, against 269 for the lists before
+ *     the chunks.
  *
  * Why the order is (time, seq) without comparing seq: events at one time
  * are always in the same bucket; a new event has the largest seq so far and
@@ -76,7 +81,11 @@
 #define RQ_NEAR 3u          /* levels below this keep entries in chunks */
 #define RQ_CHUNK 31u        /* entries per chunk (512 bytes) */
 #define RQ_CHUNK_BLOCK 128u /* chunks carved from a slab at a time */
-_Static_assert(RQ_DIGITS == 4 * 64, "rq_next tests four mask words");
+#define RQ_PREFETCH_ALL 128u /* a bucket opened with at most this many
+                              * entries has all its events fetched */
+#define RQ_BUCKETS (RQ_LEVELS * RQ_DIGITS)
+#define RQ_NEAR_BUCKETS (RQ_NEAR * RQ_DIGITS)
+_Static_assert(RQ_BUCKETS / 64 <= 32, "a bit of words for each mask word");
 
 /* A FIFO list through the events' next_free links; each event's pprev
  * points at the link that points to it, so it can be unlinked in O(1).
@@ -149,10 +158,14 @@ struct nsim_sim {
     /* the radix queue (see the top of this file) */
     nsim_time last;  /* <= every queued time, and <= now between calls */
     rq_vec cur;      /* the events at time last, in seq order */
-    unsigned levels; /* bit l set iff some bucket of level l is non-empty */
-    uint64_t mask[RQ_LEVELS][RQ_DIGITS / 64]; /* non-empty buckets */
-    rq_vec near[RQ_NEAR][RQ_DIGITS];
-    rq_list far[RQ_LEVELS - RQ_NEAR][RQ_DIGITS];
+    /* Bucket b = level * RQ_DIGITS + digit: near[b] below RQ_NEAR_BUCKETS,
+     * far[b - RQ_NEAR_BUCKETS] above. Bit b of mask is set iff bucket b is
+     * not empty, and bit w of words iff mask[w] is not 0: the lowest set
+     * bits name the earliest bucket, with no scan of the words. */
+    uint32_t words;
+    uint64_t mask[RQ_BUCKETS / 64];
+    rq_vec near[RQ_NEAR_BUCKETS];
+    rq_list far[RQ_BUCKETS - RQ_NEAR_BUCKETS];
     rq_chunk *chunk_free; /* the entries' chunks not in use */
     size_t chunks_free;
     nsim_huge_slab slab; /* the pools' blocks, on huge pages */
@@ -189,13 +202,11 @@ int nsim_sim_create(uint64_t seed, nsim_sim **out, nsim_err *err)
     if (sim == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "engine: out of memory");
     sim->seed = seed;
-    for (size_t d = 0; d < RQ_DIGITS; d++) {
-        for (size_t l = 0; l < RQ_NEAR; l++)
-            sim->near[l][d].min = NSIM_TIME_MAX;
-        for (size_t l = 0; l < RQ_LEVELS - RQ_NEAR; l++) {
-            sim->far[l][d].tailp = &sim->far[l][d].head;
-            sim->far[l][d].min = NSIM_TIME_MAX;
-        }
+    for (size_t b = 0; b < RQ_NEAR_BUCKETS; b++)
+        sim->near[b].min = NSIM_TIME_MAX;
+    for (size_t b = 0; b < RQ_BUCKETS - RQ_NEAR_BUCKETS; b++) {
+        sim->far[b].tailp = &sim->far[b].head;
+        sim->far[b].min = NSIM_TIME_MAX;
     }
     *out = sim;
     return NSIM_OK;
@@ -242,7 +253,9 @@ void nsim_sim_set_budget(nsim_sim *sim, uint64_t max_events,
     sim->max_bytes = max_bytes;
 }
 
-static int pool_grow(nsim_sim *sim)
+/* The growth paths are kept out of line: inlined, their registers were
+ * saved and restored on every schedule. */
+static __attribute__((noinline, cold)) int pool_grow(nsim_sim *sim)
 {
     if (over_memory(sim, sizeof(pool_block)) != NSIM_OK)
         return NSIM_EBUDGET;
@@ -257,8 +270,8 @@ static int pool_grow(nsim_sim *sim)
     return NSIM_OK;
 }
 
-/* Makes sure n chunks are free, carving more from the slab if needed. */
-static int chunk_reserve(nsim_sim *sim, size_t n)
+static __attribute__((noinline, cold)) int chunk_grow(nsim_sim *sim,
+                                                      size_t n)
 {
     while (sim->chunks_free < n) {
         rq_chunk *b = nsim_huge_take(&sim->slab, RQ_CHUNK_BLOCK * sizeof *b);
@@ -271,6 +284,12 @@ static int chunk_reserve(nsim_sim *sim, size_t n)
         sim->chunks_free += RQ_CHUNK_BLOCK;
     }
     return NSIM_OK;
+}
+
+/* Makes sure n chunks are free, carving more from the slab if needed. */
+static inline int chunk_reserve(nsim_sim *sim, size_t n)
+{
+    return sim->chunks_free >= n ? NSIM_OK : chunk_grow(sim, n);
 }
 
 int nsim_sim_reserve(nsim_sim *sim, size_t n)
@@ -293,9 +312,13 @@ static inline void list_append(rq_list *l, nsim_event *ev)
     l->n++;
 }
 
-/* Appends (t, ev); a chunk must be free (chunk_reserve). */
-static inline void vec_append(nsim_sim *sim, rq_vec *v, nsim_time t,
-                              nsim_event *ev)
+#define RQ_INLINE static inline __attribute__((always_inline))
+
+/* Appends (t, ev); a chunk must be free (chunk_reserve). Inlined where it
+ * is filed, as rq_file is: called, each spent ~15 instructions of an
+ * event saving registers. */
+RQ_INLINE void vec_append(nsim_sim *sim, rq_vec *v, nsim_time t,
+                          nsim_event *ev)
 {
     rq_chunk *c = v->tail;
     if (c == NULL || v->tail_n == RQ_CHUNK) {
@@ -324,8 +347,10 @@ static inline void vec_append(nsim_sim *sim, rq_vec *v, nsim_time t,
     }
     c->e[v->tail_n++] = (rq_ent){t, ev};
     v->live++;
-    if (t < v->min)
-        v->min = t;
+    /* a store either way, no branch: times within a bucket come in any
+     * order, and the branch was mispredicted every ~8th append */
+    nsim_time min = v->min;
+    v->min = t < min ? t : min;
 }
 
 /* Gives v's chunks back and empties it. */
@@ -342,27 +367,37 @@ static void vec_clear(nsim_sim *sim, rq_vec *v)
     *v = (rq_vec){.min = NSIM_TIME_MAX};
 }
 
+/* The bucket of time t, where x = t ^ last is not 0: level l = the
+ * highest byte in which t differs from last, digit = byte l of t. */
+static inline unsigned rq_bucket(nsim_time t, nsim_time x)
+{
+    /* l * RQ_DIGIT_BITS, from the highest differing bit */
+    unsigned shift =
+        (63u - (unsigned)__builtin_clzll(x)) & ~(RQ_DIGIT_BITS - 1);
+    return (shift / RQ_DIGIT_BITS) * RQ_DIGITS +
+           ((unsigned)(t >> shift) & (RQ_DIGITS - 1));
+}
+
 /* Files (t, ev), t >= last, at the tail of its bucket (or of cur). Near
  * levels need a free chunk; the event is not read. */
-static inline void rq_file(nsim_sim *sim, nsim_time t, nsim_event *ev)
+RQ_INLINE void rq_file(nsim_sim *sim, nsim_time t, nsim_event *ev)
 {
     nsim_time x = t ^ sim->last;
     if (x == 0) {
         vec_append(sim, &sim->cur, t, ev);
         return;
     }
-    unsigned level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
-    unsigned d = (unsigned)(t >> (level * RQ_DIGIT_BITS)) & (RQ_DIGITS - 1);
-    if (level < RQ_NEAR) {
-        vec_append(sim, &sim->near[level][d], t, ev);
+    unsigned b = rq_bucket(t, x);
+    if (b < RQ_NEAR_BUCKETS) {
+        vec_append(sim, &sim->near[b], t, ev);
     } else {
-        rq_list *l = &sim->far[level - RQ_NEAR][d];
+        rq_list *l = &sim->far[b - RQ_NEAR_BUCKETS];
         list_append(l, ev);
         if (t < l->min)
             l->min = t;
     }
-    sim->mask[level][d / 64] |= 1ull << (d % 64);
-    sim->levels |= 1u << level;
+    sim->mask[b / 64] |= 1ull << (b % 64);
+    sim->words |= 1u << (b / 64);
 }
 
 /* Files ev: in a chunk (pprev NULL) or a far list. */
@@ -372,15 +407,12 @@ static inline void rq_insert(nsim_sim *sim, nsim_event *ev)
     rq_file(sim, ev->when, ev);
 }
 
-static inline void mask_clear(nsim_sim *sim, unsigned level, unsigned d)
+static inline void mask_clear(nsim_sim *sim, unsigned b)
 {
-    uint64_t *m = sim->mask[level];
-    uint64_t word = m[d / 64] & ~(1ull << (d % 64));
-    m[d / 64] = word;
-    /* the other words are read only when this one empties (reading them
-     * back at once behind the store was an eighth of the hold model) */
-    if (word == 0 && (m[0] | m[1] | m[2] | m[3]) == 0)
-        sim->levels &= ~(1u << level);
+    uint64_t *m = &sim->mask[b / 64];
+    *m &= ~(1ull << (b % 64));
+    /* no branch: whether a word empties is a coin toss */
+    sim->words &= ~((uint32_t)(*m == 0) << (b / 64));
 }
 
 /* Re-files the entries of near bucket v (level >= 1) against the new
@@ -388,17 +420,11 @@ static inline void mask_clear(nsim_sim *sim, unsigned level, unsigned d)
  * fetched now, while the rest of the bucket is filed. */
 static void open_near(nsim_sim *sim, rq_vec *v)
 {
-    if (v->tail == NULL) {
-        if ((v->min ^ sim->last) < RQ_DIGITS)
-            __builtin_prefetch(v->single, 1);
-        rq_file(sim, v->min, v->single);
-        vec_clear(sim, v);
-        return;
-    }
+    nsim_time soon = v->live <= RQ_PREFETCH_ALL ? NSIM_TIME_MAX : RQ_DIGITS;
     for (rq_chunk *c = v->head; c != NULL; c = c->next)
         for (uint32_t i = 0, n = chunk_n(v, c); i < n; i++) {
             rq_ent e = c->e[i];
-            if ((e.when ^ sim->last) < RQ_DIGITS)
+            if ((e.when ^ sim->last) < soon)
                 __builtin_prefetch(e.ev, 1);
             rq_file(sim, e.when, e.ev);
         }
@@ -423,44 +449,63 @@ static void open_far(nsim_sim *sim, rq_list *l)
  * not be had (the run fails), else 1. */
 static int rq_open(nsim_sim *sim, nsim_time until)
 {
-    unsigned level = (unsigned)__builtin_ctz(sim->levels);
-    uint64_t *m = sim->mask[level];
-    unsigned w = 0;
-    while (m[w] == 0)
-        w++;
-    unsigned d = w * 64 + (unsigned)__builtin_ctzll(m[w]);
-    rq_vec *v = level < RQ_NEAR ? &sim->near[level][d] : NULL;
-    rq_list *l = v == NULL ? &sim->far[level - RQ_NEAR][d] : NULL;
-    nsim_time t = v != NULL ? v->min : l->min;
+    unsigned w = (unsigned)__builtin_ctz(sim->words);
+    unsigned b = w * 64 + (unsigned)__builtin_ctzll(sim->mask[w]);
+    if (b >= RQ_NEAR_BUCKETS) {
+        rq_list *l = &sim->far[b - RQ_NEAR_BUCKETS];
+        if (l->min > until)
+            return 0;
+        /* each entry needs at most its share of a chunk, and each bucket
+         * it may land in one more */
+        if (chunk_reserve(sim, l->n / RQ_CHUNK + RQ_DIGITS * RQ_NEAR + 2) !=
+            NSIM_OK)
+            goto no_memory;
+        mask_clear(sim, b);
+        sim->last = l->min;
+        open_far(sim, l);
+        return 1;
+    }
+    rq_vec *v = &sim->near[b];
+    unsigned level = b / RQ_DIGITS;
+    nsim_time t = v->min;
     if (t > until)
         return 0;
-    /* each entry needs at most its share of a chunk, and each bucket it
-     * may land in one more */
-    uint64_t n = v != NULL ? v->live : l->n;
-    unsigned below = level < RQ_NEAR ? level : RQ_NEAR;
-    /* every entry at time t (level 0, or a bucket of one entry, the
-     * common case while events are sparse): the bucket becomes cur as it
-     * is, with no re-filing */
-    int whole = v != NULL && (level == 0 || n == 1);
-    if (!whole &&
-        chunk_reserve(sim, n / RQ_CHUNK + RQ_DIGITS * below + 2) != NSIM_OK) {
-        nsim_sim_fail(sim, NSIM_ENOMEM, "engine: out of memory");
-        return -1;
+    if (v->tail == NULL) {
+        /* a single entry (the common case while events are sparse)
+         * becomes cur as it is */
+        nsim_event *ev = v->single;
+        __builtin_prefetch(ev, 1);
+        mask_clear(sim, b);
+        sim->last = t;
+        v->live = 0;
+        v->min = NSIM_TIME_MAX;
+        if (sim->cur.tail != NULL)
+            vec_clear(sim, &sim->cur);
+        sim->cur.single = ev;
+        sim->cur.live = 1;
+        sim->cur.pos = 0;
+        sim->cur.min = t;
+        return 1;
     }
-    mask_clear(sim, level, d);
-    sim->last = t;
-    if (whole) {
-        if (level > 0) /* a single entry */
-            __builtin_prefetch(v->single, 1);
+    if (level == 0) {
+        /* every entry at time t: the bucket becomes cur as it is */
+        mask_clear(sim, b);
+        sim->last = t;
         vec_clear(sim, &sim->cur);
         sim->cur = *v;
         *v = (rq_vec){.min = NSIM_TIME_MAX};
-    } else if (v != NULL) {
-        open_near(sim, v);
-    } else {
-        open_far(sim, l);
+        return 1;
     }
+    if (chunk_reserve(sim, v->live / RQ_CHUNK + RQ_DIGITS * level + 2) !=
+        NSIM_OK)
+        goto no_memory;
+    mask_clear(sim, b);
+    sim->last = t;
+    open_near(sim, v);
     return 1;
+no_memory:
+    nsim_sim_fail(sim, NSIM_ENOMEM, "engine: out of memory");
+    return -1;
 }
 
 /* The event at the front of cur (whose live count is not 0). */
@@ -494,7 +539,7 @@ static nsim_event *rq_next(nsim_sim *sim, nsim_time until)
 {
     for (;;) {
         while (sim->cur.live == 0) {
-            if (sim->levels == 0) {
+            if (sim->words == 0) {
                 /* Empty: any last <= now will do, and now keeps it so. */
                 vec_clear(sim, &sim->cur);
                 sim->last = sim->now;
@@ -588,11 +633,8 @@ static int rq_remove(nsim_sim *sim, nsim_event *ev)
     sim->queued--;
     if (ev->pprev == NULL)
         return 0;
-    nsim_time x = ev->when ^ sim->last;
-    unsigned level = (63u - (unsigned)__builtin_clzll(x)) / RQ_DIGIT_BITS;
-    unsigned d = (unsigned)(ev->when >> (level * RQ_DIGIT_BITS)) &
-                 (RQ_DIGITS - 1);
-    rq_list *l = &sim->far[level - RQ_NEAR][d];
+    unsigned b = rq_bucket(ev->when, ev->when ^ sim->last);
+    rq_list *l = &sim->far[b - RQ_NEAR_BUCKETS];
     *ev->pprev = ev->next_free;
     if (ev->next_free != NULL)
         ev->next_free->pprev = ev->pprev;
@@ -600,7 +642,7 @@ static int rq_remove(nsim_sim *sim, nsim_event *ev)
         l->tailp = ev->pprev;
     if (--l->n == 0) {
         l->min = NSIM_TIME_MAX;
-        mask_clear(sim, level, d);
+        mask_clear(sim, b);
     }
     return 1;
 }
@@ -658,13 +700,10 @@ static inline void prefetch_next_arg(const nsim_sim *sim)
         next = c->e[v->pos + 1].ev;
     else if (c != NULL && c->next != NULL)
         next = c->next->e[0].ev;
-    else if (sim->levels & 1u) {
-        const uint64_t *m = sim->mask[0];
-        unsigned w = 0;
-        while (m[w] == 0)
-            w++;
+    else if (sim->words & 0xfu) {
+        unsigned w = (unsigned)__builtin_ctz(sim->words);
         const rq_vec *b =
-            &sim->near[0][w * 64 + (unsigned)__builtin_ctzll(m[w])];
+            &sim->near[w * 64 + (unsigned)__builtin_ctzll(sim->mask[w])];
         next = b->tail != NULL ? b->head->e[0].ev : b->single;
     }
     if (next != NULL && next->arg.ptr != NULL)
