@@ -169,8 +169,8 @@ struct nsim_sim {
     rq_chunk *chunk_free; /* the entries' chunks not in use */
     size_t chunks_free;
     nsim_huge_slab slab; /* the pools' blocks, on huge pages */
-    int stop;
-    int stop_rc;
+    int stop;    /* stop after this event: nsim_sim_stop, or a failure */
+    int stop_rc; /* the first failure's code */
     nsim_err err;
     nsim_sim_counters counters;
     nsim_trace_fn *trace_fn;
@@ -713,7 +713,7 @@ static inline void prefetch_next_arg(const nsim_sim *sim)
 int nsim_sim_run(nsim_sim *sim, nsim_time until)
 {
     nsim_event *ev;
-    sim->stop = 0;
+    sim->stop = sim->stop_rc != NSIM_OK;
     uint64_t left = sim->max_events == 0 ? UINT64_MAX
                     : sim->max_events > sim->counters.events_run
                         ? sim->max_events - sim->counters.events_run
@@ -723,10 +723,8 @@ int nsim_sim_run(nsim_sim *sim, nsim_time until)
             return over_events(sim);
         prefetch_next_arg(sim);
         fire(sim, ev);
-        if (sim->stop_rc != NSIM_OK)
+        if (sim->stop) /* one test an event: a failure sets it too */
             return sim->stop_rc;
-        if (sim->stop)
-            return NSIM_OK;
     }
     if (sim->stop_rc != NSIM_OK)
         return sim->stop_rc; /* no memory to open a bucket */
@@ -757,6 +755,7 @@ int nsim_sim_fail(nsim_sim *sim, int code, const char *fmt, ...)
     nsim__err_setv(&sim->err, code, __FILE__, __LINE__, fmt, ap);
     va_end(ap);
     sim->stop_rc = code;
+    sim->stop = 1;
     return code;
 }
 
