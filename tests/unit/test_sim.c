@@ -267,6 +267,42 @@ static void test_handler_error_reaches_caller(void)
     nsim_sim_destroy(sim);
 }
 
+static void on_stop(nsim_sim *sim, nsim_event *ev)
+{
+    (void)ev;
+    nsim_sim_stop(sim);
+}
+
+/* A stop ends the run after its event, and the next run goes on; a
+ * failure ends every later run too, with its code. */
+static void test_stop_and_failure_end_the_run(void)
+{
+    nsim_err err = {0};
+    nsim_sim *sim;
+    static rec r;
+    r.n = 0;
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 1, on_record, &r, 0, 1, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 2, on_stop, NULL, 0, 0, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 3, on_record, &r, 0, 3, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 4, on_fail, NULL, 0, 0, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 5, on_record, &r, 0, 5, NULL));
+    NSIM_ASSERT_OK(nsim_sim_schedule(sim, 6, on_record, &r, 0, 6, NULL));
+    CU_ASSERT_EQUAL(nsim_sim_run(sim, NSIM_TIME_MAX), NSIM_OK);
+    CU_ASSERT_EQUAL(nsim_sim_now(sim), 2);
+    CU_ASSERT_EQUAL(r.n, 1);
+    CU_ASSERT_EQUAL(nsim_sim_pending(sim), 4);
+    CU_ASSERT_EQUAL(nsim_sim_run(sim, NSIM_TIME_MAX), NSIM_ESIM);
+    CU_ASSERT_EQUAL(nsim_sim_now(sim), 4);
+    CU_ASSERT_EQUAL(r.n, 2);
+    CU_ASSERT_EQUAL(r.id[1], 3);
+    /* failed: a later run stops again, with the first failure's code */
+    CU_ASSERT_EQUAL(nsim_sim_run(sim, NSIM_TIME_MAX), NSIM_ESIM);
+    CU_ASSERT(r.n <= 3);
+    CU_ASSERT_STRING_EQUAL(nsim_sim_error(sim)->msg, "link 7 broke");
+    nsim_sim_destroy(sim);
+}
+
 static void test_step_and_run_until(void)
 {
     nsim_err err = {0};
@@ -698,6 +734,7 @@ CU_TestInfo nsim_test_sim[] = {
     {"substreams independent of creation order", test_substreams_independent},
     {"cancel before and after firing", test_cancel_before_and_after_firing},
     {"handler error reaches the caller", test_handler_error_reaches_caller},
+    {"stop and failure end the run", test_stop_and_failure_end_the_run},
     {"single step and run until", test_step_and_run_until},
     {"pool does not grow in steady state", test_no_allocation_in_steady_state},
     {"dynamic differential: ties, zero delays, timeouts, cancels",
