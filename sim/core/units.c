@@ -139,6 +139,14 @@ void nsim_units_format_bw(double bytes_per_s, char *buf, size_t len)
     snprintf(buf, len, "%.17g B/s", bytes_per_s);
 }
 
+void nsim_units_format_size(uint64_t bytes, char *buf, size_t len)
+{
+    if (bytes >= (1ull << 30))
+        snprintf(buf, len, "%.2f GiB", (double)bytes / (double)(1ull << 30));
+    else
+        snprintf(buf, len, "%.1f MiB", (double)bytes / (double)(1ull << 20));
+}
+
 void nsim_units_format_time(nsim_time ps, char *buf, size_t len)
 {
     if (ps % NSIM_PS_PER_US == 0 && ps != 0)

@@ -33,6 +33,9 @@ int nsim_units_parse_size(const char *s, uint64_t *bytes, const char **why);
 /* Canonical text that parses back to the same value. */
 void nsim_units_format_bw(double bytes_per_s, char *buf, size_t len);
 void nsim_units_format_time(nsim_time ps, char *buf, size_t len);
+/* A size as a message gives it: "1.50 GiB" from 1 GiB up, else
+ * "12.3 MiB" (powers of 1024, as the size options take them). */
+void nsim_units_format_size(uint64_t bytes, char *buf, size_t len);
 
 /* Serialization time of bytes at bw, rounded up to a whole picosecond. */
 static inline nsim_time nsim_xfer_ps(uint64_t bytes, double bytes_per_s)

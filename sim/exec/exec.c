@@ -726,15 +726,6 @@ void nsim_exec_default_budget(uint64_t *max_events, uint64_t *max_memory)
         *max_memory = mem_available() / 4 * 3;
 }
 
-/* Sizes as the options take them (powers of 1024), counts in M or G. */
-static void fmt_bytes(char *b, size_t n, uint64_t v)
-{
-    if (v >= (1ull << 30))
-        snprintf(b, n, "%.2f GiB", (double)v / (double)(1ull << 30));
-    else
-        snprintf(b, n, "%.1f MiB", (double)v / (double)(1ull << 20));
-}
-
 static void fmt_count(char *b, size_t n, uint64_t v)
 {
     if (v >= 1000000000ull)
@@ -786,15 +777,19 @@ static int check_budget(exec *ex, nsim_topo *topo, const nsim_params *params,
                         need, e.net_conns, e.local_conns, have,
                         opts->max_events ? "" : " (the default)");
     }
-    if (*max_mem != UINT64_MAX && e.memory > *max_mem) {
-        fmt_bytes(need, sizeof need, e.memory);
-        fmt_bytes(have, sizeof have, *max_mem);
+    /* the plan is held through the run */
+    uint64_t mem = e.memory + ex->plan->held_bytes;
+    if (*max_mem != UINT64_MAX && mem > *max_mem) {
+        char plan[32];
+        nsim_units_format_size(mem, need, sizeof need);
+        nsim_units_format_size(*max_mem, have, sizeof have);
+        nsim_units_format_size(ex->plan->held_bytes, plan, sizeof plan);
         return NSIM_ERR(err, NSIM_EBUDGET,
                         "over the memory budget: this run needs about %s "
                         "of simulation state (%u NET connections with "
-                        "their QPs and CQs, %u local ones), --max-memory "
-                        "is %s%s; raise it%s",
-                        need, e.net_conns, e.local_conns, have,
+                        "their QPs and CQs, %u local ones, the plan's "
+                        "%s), --max-memory is %s%s; raise it%s",
+                        need, e.net_conns, e.local_conns, plan, have,
                         opts->max_memory ? ""
                                          : " (the default: 75% of the "
                                            "memory available)",
@@ -803,8 +798,8 @@ static int check_budget(exec *ex, nsim_topo *topo, const nsim_params *params,
     nsim_sim_set_budget(ex->sim, *max_ev == UINT64_MAX ? 0 : *max_ev,
                         *max_mem == UINT64_MAX ? 0 : *max_mem);
     /* the state built before the run counts against the budget */
-    return nsim_sim_charge(ex->sim, e.memory) == NSIM_OK ? NSIM_OK
-                                                         : NSIM_EBUDGET;
+    return nsim_sim_charge(ex->sim, mem) == NSIM_OK ? NSIM_OK
+                                                    : NSIM_EBUDGET;
 }
 
 /* A budget the engine hit while running: the message names the option. */
@@ -824,7 +819,7 @@ static int budget_hit(exec *ex, uint64_t max_ev, uint64_t max_mem,
     }
     if (strncmp(msg, mem, strlen(mem)) == 0)
         msg += strlen(mem);
-    fmt_bytes(have, sizeof have, max_mem);
+    nsim_units_format_size(max_mem, have, sizeof have);
     return NSIM_ERR(err, NSIM_EBUDGET,
                     "over the memory budget (--max-memory %s%s): %s; raise "
                     "it%s",

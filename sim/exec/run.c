@@ -23,6 +23,12 @@ int nsim_run_request(const nsim_scenario *s, uint64_t bytes,
                                     s->proto_set, off, &req->algo,
                                     &req->proto, pred_us, err);
     nsim_scenario_fit_request(s, req);
+    /* the plan is built before a run's own budget check: it gets the
+     * same memory budget (and so do plan, explain and validate) */
+    uint64_t max_mem = s->max_memory;
+    if (max_mem == 0)
+        nsim_exec_default_budget(NULL, &max_mem);
+    req->max_plan_bytes = max_mem == UINT64_MAX ? 0 : max_mem;
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -71,6 +77,18 @@ int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f)
             (s->fold == NSIM_FOLD_AUTO && f == NSIM_FIDELITY_FLOW));
 }
 
+/* What a run over a budget could drop: what made its plan whole. */
+static const char *budget_hint(const nsim_scenario *s, const nsim_run_opts *o,
+                               int may_fold)
+{
+    if (o->keep)
+        return "; --stats, --debug and --trace keep the whole plan, every "
+               "host played and every op placed: drop them at this scale";
+    if (!may_fold && s->fold == NSIM_FOLD_OFF)
+        return "; --fold off plays every host: folding plays a few";
+    return "";
+}
+
 static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                     nsim_plan_req *req, nsim_run_row *row,
                     nsim_plan **kept_plan, nsim_exec_result *kept_res,
@@ -110,8 +128,10 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
         nsim_plan_destroy(plan);
-        return NSIM_ERR(err, rc, "%s: %llu bytes: %s", s->source,
-                        (unsigned long long)bytes, msg);
+        return NSIM_ERR(err, rc, "%s: %llu bytes: %s%s", s->source,
+                        (unsigned long long)bytes, msg,
+                        rc == NSIM_EBUDGET ? budget_hint(s, o, may_fold)
+                                           : "");
     }
     /* nccl-tests times an op as the longer of the GPUs' and the host
      * thread's launches (exec.h); -G takes the launches off the path,

@@ -71,7 +71,7 @@ static uint64_t nvls_chunk(const nsim_plan *p)
 static int chunk_ops(const nsim_plan *p, uint32_t c, uint32_t h0, uint32_t h1,
                      uint8_t prim, nsim_plan_lane *l)
 {
-    op_buf b = {0};
+    op_buf b = nsim__plan_ops(p);
     uint32_t ts = p->req.type_size, H = p->nvls_heads;
     uint64_t count = p->chan_bytes[c] / ts, cc = p->chunk_bytes / ts;
     uint64_t off = 0;
@@ -125,8 +125,8 @@ int nsim__plan_build_nvls(nsim_topo *t, nsim_plan *p, nsim_err *err)
     p->nthreads = 640;
     p->chunk_bytes = p->slice_bytes = p->step_bytes = nvls_chunk(p);
     p->nconns = p->nlanes = 2 * nc * n;
-    p->conns = calloc(p->nconns, sizeof *p->conns);
-    p->lanes = calloc(p->nlanes, sizeof *p->lanes);
+    p->conns = nsim__plan_calloc(p, p->nconns, sizeof *p->conns);
+    p->lanes = nsim__plan_calloc(p, p->nlanes, sizeof *p->lanes);
     p->ring = malloc((size_t)nc * n * sizeof *p->ring);
     if (p->conns == NULL || p->lanes == NULL || p->ring == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
@@ -403,8 +403,9 @@ int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err)
     p->nconns = 4 * nc * np; /* the NET ones follow: up to 2 per played
                               * rank to its parent, 4 to phantom children */
     p->nlanes = 4 * nc * np;
-    p->conns = calloc((size_t)(v.rep ? 10 : 6) * nc * np, sizeof *p->conns);
-    p->lanes = calloc(p->nlanes, sizeof *p->lanes);
+    p->conns = nsim__plan_calloc(p, (size_t)(v.rep ? 10 : 6) * nc * np,
+                                 sizeof *p->conns);
+    p->lanes = nsim__plan_calloc(p, p->nlanes, sizeof *p->lanes);
     if (p->conns == NULL || p->lanes == NULL) {
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
         goto out;

@@ -60,7 +60,7 @@ static int pat_conns(nsim_topo *t, nsim_plan *p, uint32_t l, nsim_err *err)
 {
     uint32_t n = p->nranks;
     p->nconns = p->nchannels * n * l;
-    p->conns = calloc(p->nconns, sizeof *p->conns);
+    p->conns = nsim__plan_calloc(p, p->nconns, sizeof *p->conns);
     if (p->conns == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     for (uint32_t c = 0; c < p->nchannels; c++)
@@ -140,7 +140,7 @@ int nsim__plan_build_pat(nsim_topo *t, nsim_plan *p, nsim_err *err)
         p->ring[i] = i % n;
     NSIM_TRY(pat_conns(t, p, l, err));
     p->nlanes = p->nchannels * n;
-    p->lanes = calloc(p->nlanes, sizeof *p->lanes);
+    p->lanes = nsim__plan_calloc(p, p->nlanes, sizeof *p->lanes);
     if (p->lanes == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     for (uint32_t c = 0; c < p->nchannels; c++)
@@ -162,7 +162,7 @@ int nsim__plan_build_pat(nsim_topo *t, nsim_plan *p, nsim_err *err)
                     ln->recv_more[ln->nrecv_more++] = rcv;
                 }
             }
-            op_buf b = {0};
+            op_buf b = nsim__plan_ops(p);
             if (pat_ops(p, c, r, l, &b) != NSIM_OK) {
                 free(b.ops);
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");

@@ -18,6 +18,7 @@
 #include "plan_int.h"
 #include "search.h"
 #include "tune.h"
+#include "sim/core/units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -471,10 +472,33 @@ int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
 /* ---- the Simple ring AllReduce cut (nccl-internals 3.3, 2.8) --------- */
 
 
+op_buf nsim__plan_ops(const nsim_plan *p)
+{
+    return (op_buf){NULL, 0, 0, p->building, p->req.max_plan_bytes};
+}
+
+void *nsim__plan_calloc(nsim_plan *p, size_t n, size_t size)
+{
+    n = n ? n : 1;
+    if (p->building != NULL) {
+        *p->building += (uint64_t)n * size;
+        if (p->req.max_plan_bytes != 0 &&
+            *p->building > p->req.max_plan_bytes)
+            return NULL;
+    }
+    return calloc(n, size);
+}
+
 int nsim__plan_push_op(op_buf *b, nsim_plan_op op)
 {
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 64;
+        if (b->held != NULL) {
+            uint64_t more = (uint64_t)(cap - b->cap) * sizeof *b->ops;
+            *b->held += more; /* past the limit: what it would need */
+            if (b->limit != 0 && *b->held > b->limit)
+                return NSIM_EBUDGET;
+        }
         nsim_plan_op *o = realloc(b->ops, cap * sizeof *o);
         if (o == NULL)
             return NSIM_ENOMEM;
@@ -759,8 +783,8 @@ static int build_conns(nsim_topo *t, nsim_plan *p, nsim_err *err)
     uint32_t n = p->nranks;
     p->nconns = p->nchannels * n;
     p->nlanes = p->nchannels * n;
-    p->conns = calloc(p->nconns, sizeof *p->conns);
-    p->lanes = calloc((size_t)p->nchannels * n, sizeof *p->lanes);
+    p->conns = nsim__plan_calloc(p, p->nconns, sizeof *p->conns);
+    p->lanes = nsim__plan_calloc(p, p->nlanes, sizeof *p->lanes);
     if (p->conns == NULL || p->lanes == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     for (uint32_t c = 0; c < p->nchannels; c++)
@@ -808,6 +832,8 @@ void nsim__plan_set_ops(const nsim_plan *p, nsim_plan_lane *l, op_buf *b,
         const nsim_plan_lane *o = owners->lane[k];
         if (o != NULL && o->nops == b->n &&
             memcmp(o->ops, b->ops, b->n * sizeof *b->ops) == 0) {
+            if (b->held != NULL)
+                *b->held -= (uint64_t)b->cap * sizeof *b->ops;
             free(b->ops);
             l->ops = o->ops;
             l->ops_shared = 1;
@@ -856,7 +882,7 @@ static int build_ops(nsim_plan *p, nsim_err *err)
                 l->ops_shared = 1;
                 continue;
             }
-            op_buf b = {0};
+            op_buf b = nsim__plan_ops(p);
             if (ring_lane(p, c, pos, &b) != NSIM_OK) {
                 free(b.ops);
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
@@ -1143,10 +1169,10 @@ static void p2p_pxn_nic(nsim_topo *t, nsim_plan_conn *c)
 }
 
 /* One lane of ops moving len bytes from off in pieces of chunk. */
-static int p2p_lane(nsim_plan_lane *l, uint8_t prim, uint32_t peer,
-                    uint64_t off, uint64_t len, uint64_t chunk)
+static int p2p_lane(const nsim_plan *p, nsim_plan_lane *l, uint8_t prim,
+                    uint32_t peer, uint64_t off, uint64_t len, uint64_t chunk)
 {
-    op_buf b = {0};
+    op_buf b = nsim__plan_ops(p);
     uint64_t done = 0;
     do {
         uint64_t n = len - done < chunk ? len - done : chunk;
@@ -1187,7 +1213,7 @@ static int p2p_pair(nsim_topo *t, nsim_plan *p, const p2p_cut *k,
         nsim_plan_lane *sl = &p->lanes[p->nlanes++];
         *sl = (nsim_plan_lane){ch, src, UINT32_MAX, UINT32_MAX, 0, NULL};
         if (round == 0) { /* the rank's own block: a local copy */
-            if (p2p_lane(sl, NSIM_PRIM_COPY_OUT, src, base + off, len,
+            if (p2p_lane(p, sl, NSIM_PRIM_COPY_OUT, src, base + off, len,
                          k->chunk) != NSIM_OK)
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
             continue;
@@ -1204,8 +1230,8 @@ static int p2p_pair(nsim_topo *t, nsim_plan *p, const p2p_cut *k,
         sl->send_conn = rl->recv_conn = id;
         uint64_t chunk = c->transport == NSIM_TRANSPORT_NET ? net_chunk(k)
                                                             : k->chunk;
-        if (p2p_lane(sl, NSIM_PRIM_SEND, dst, base + off, len, chunk) ||
-            p2p_lane(rl, NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT, src,
+        if (p2p_lane(p, sl, NSIM_PRIM_SEND, dst, base + off, len, chunk) ||
+            p2p_lane(p, rl, NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT, src,
                      (uint64_t)src * k->peer_bytes + off, len, chunk))
             return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     }
@@ -1258,8 +1284,8 @@ static int build_p2p(nsim_topo *t, nsim_plan *p, nsim_err *err)
     for (uint32_t src = 0; src < n; src++)
         senders += plans_sender(t, p, src);
     uint32_t rounds = a2a ? n : 1, maxl = senders * rounds * k.parts * 2;
-    p->conns = calloc(maxl ? maxl : 1, sizeof *p->conns);
-    p->lanes = calloc(maxl ? maxl : 1, sizeof *p->lanes);
+    p->conns = nsim__plan_calloc(p, maxl, sizeof *p->conns);
+    p->lanes = nsim__plan_calloc(p, maxl, sizeof *p->lanes);
     p->ring = calloc((size_t)k.nch * n, sizeof *p->ring);
     p->chan_offset = calloc(k.nch, sizeof *p->chan_offset);
     p->chan_bytes = calloc(k.nch, sizeof *p->chan_bytes);
@@ -1285,6 +1311,7 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
     p->req = *req;
     p->nranks = nsim_topo_nranks(t);
+    p->building = &p->held_bytes;
     int nvls = !nsim_coll_is_p2p(req->coll) &&
                (req->algo == NSIM_ALGO_NVLS || req->algo == NSIM_ALGO_NVLSTREE);
     p->nchannels = req->nchannels ? req->nchannels
@@ -1307,6 +1334,18 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
     else if ((rc = build_rings(t, p, err)) == NSIM_OK &&
              (rc = build_conns(t, p, err)) == NSIM_OK)
         rc = build_ops(p, err);
+    p->building = NULL;
+    if (req->max_plan_bytes != 0 && p->held_bytes > req->max_plan_bytes) {
+        /* an allocation refused at the limit: the builders report it
+         * as out of memory */
+        char lim[32];
+        nsim_units_format_size(req->max_plan_bytes, lim, sizeof lim);
+        rc = NSIM_ERR(err, NSIM_EBUDGET,
+                      "over the memory budget (--max-memory %s): the plan "
+                      "alone needs more (%u ranks, %u channels, %u lanes "
+                      "with their ops)",
+                      lim, p->nranks, p->nchannels, p->nlanes);
+    }
     if (rc != NSIM_OK) {
         nsim_plan_destroy(p);
         return rc;

@@ -168,6 +168,10 @@ typedef struct nsim_plan_req {
      * (nsim__plan_tree_fold); their peers that are not played are
      * phantoms, driven by the lanes of a played host in the same role */
     uint32_t fold_tree;
+    /* 0: no limit; else the bytes the plan's op lists, lanes and
+     * connections may hold: a build that would pass it stops, before it
+     * allocates more, with NSIM_EBUDGET (the run's --max-memory) */
+    uint64_t max_plan_bytes;
 } nsim_plan_req;
 
 typedef struct nsim_plan {
@@ -201,6 +205,12 @@ typedef struct nsim_plan {
     /* NVLSTree: NET connections between heads follow the NVLS ones
      * (nchannels x nranks x 4: scatter, gather, reduced, store; lanes
      * alike: scatter, gather, tree up, tree down). */
+    /* the bytes the build allocated for op lists (not counting the
+     * arrays lanes share), lanes and connections; building points at it
+     * while nsim_plan_build runs (the planner's op lists count into it),
+     * NULL after */
+    uint64_t held_bytes;
+    uint64_t *building;
 } nsim_plan;
 
 /* Bytes on the wire for a payload: LL carries 8 data bytes per 16-byte

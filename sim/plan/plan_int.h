@@ -15,10 +15,21 @@ typedef struct host_list {
     uint32_t nhosts;
 } host_list;
 
+/* A lane's ops as they are pushed. held and limit: the build's count
+ * of bytes its op arrays hold, and req.max_plan_bytes (0: none); a push
+ * that would pass the limit fails (NSIM_EBUDGET) before it allocates. */
 typedef struct op_buf {
     nsim_plan_op *ops;
     uint32_t n, cap;
+    uint64_t *held, limit;
 } op_buf;
+
+/* An empty op_buf counted against p's build. */
+op_buf nsim__plan_ops(const nsim_plan *p);
+/* calloc (at least one element) for p's lanes and connections, counted
+ * against its build: NULL, and the count past req.max_plan_bytes, when
+ * over it. */
+void *nsim__plan_calloc(nsim_plan *p, size_t n, size_t size);
 
 /* Groups ranks by host; the caller frees hl->ranks and hl->start. */
 int nsim__plan_group_hosts(nsim_topo *t, host_list *hl);

@@ -347,7 +347,7 @@ static void tree_cut(nsim_plan *p)
 static int tree_ops(const nsim_plan *p, uint32_t c, uint8_t prim,
                     nsim_plan_lane *l, op_owners *owners)
 {
-    op_buf b = {0};
+    op_buf b = nsim__plan_ops(p);
     uint32_t ts = p->req.type_size;
     uint64_t count = p->chan_bytes[c] / ts, cc = p->chunk_bytes / ts;
     uint32_t k = 0;
@@ -489,8 +489,9 @@ static int tplay_init(nsim_plan *p, const host_list *hl, tplay *v)
     free(mark);
     uint32_t nc = p->nchannels, np = v->nplayed;
     p->nlanes = 2 * nc * np;
-    p->conns = calloc((size_t)(v->rep ? 6 : 2) * nc * np, sizeof *p->conns);
-    p->lanes = calloc(p->nlanes, sizeof *p->lanes);
+    p->conns = nsim__plan_calloc(p, (size_t)(v->rep ? 6 : 2) * nc * np,
+                                 sizeof *p->conns);
+    p->lanes = nsim__plan_calloc(p, p->nlanes, sizeof *p->lanes);
     p->ring = malloc((size_t)nc * n * sizeof *p->ring);
     if (p->conns == NULL || p->lanes == NULL || p->ring == NULL)
         return NSIM_ENOMEM;

@@ -18,6 +18,16 @@ nsim_expect(cli.budget.memory_estimate 1
             CMD ${R} -b 1M -e 1M --max-memory 1M --json budget_mem.json
             ERR "over the memory budget: this run needs about [0-9.]+ MiB of simulation state \\(32 NET connections.*--max-memory is 1.0 MiB.*--fidelity flow"
             NO_FILE budget_mem.json)
+# --stats keeps the whole plan: its op lists count against the budget
+# while it is built, and the message says what made it whole
+nsim_expect(cli.budget.plan_stats 1
+            CMD ${R} -b 1G -e 1G --stats --max-memory 512K --json budget_plan.json
+            ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more \\(16 ranks, 16 channels, 256 lanes with their ops\\); --stats, --debug and --trace keep the whole plan"
+            NO_FILE budget_plan.json)
+# without it the compact plan fits; the state estimate then counts it
+nsim_expect(cli.budget.plan_counted 1
+            CMD ${R} -b 1G -e 1G --max-memory 512K
+            ERR "needs about [0-9.]+ MiB of simulation state \\(32 NET connections with their QPs and CQs, 224 local ones, the plan's 0.[0-9] MiB\\)")
 # smaller sizes fit: their rows print, the size over the budget stops
 nsim_expect(cli.budget.sweep_stops 1
             CMD ${R} -b 1M -e 1G -f 32 --max-events 3e6
@@ -29,3 +39,8 @@ nsim_expect(cli.budget.bad_events 2 CMD ${R} --max-events 0
             ERR "--max-events: expected a count")
 nsim_expect(cli.budget.bad_memory 2 CMD ${R} --max-memory lots
             ERR "--max-memory: expected a size")
+# plan builds under the same budget
+nsim_expect(cli.budget.plan_command 1
+            CMD ${NCCLSIM} plan ${S}/dgx-h100-2node-allreduce.json --max-memory 512K -o budget_plan_cmd.json
+            ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more"
+            NO_FILE budget_plan_cmd.json)

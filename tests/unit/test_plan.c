@@ -502,7 +502,59 @@ static void test_compact_ops(void)
     nsim_topo_destroy(t);
 }
 
+/* req.max_plan_bytes: the build counts its op lists, lanes and
+ * connections, stops with NSIM_EBUDGET when they would pass the limit
+ * (no plan handed out), and builds in full at the limit it counted. */
+static void test_plan_budget(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
+    const nsim_coll colls[] = {NSIM_COLL_ALLREDUCE, NSIM_COLL_ALLREDUCE,
+                               NSIM_COLL_ALLTOALL, NSIM_COLL_ALLREDUCE};
+    const nsim_algo algos[] = {NSIM_ALGO_RING, NSIM_ALGO_TREE,
+                               NSIM_ALGO_RING, NSIM_ALGO_NVLSTREE};
+    for (size_t k = 0; k < 4; k++) {
+        nsim_plan_req r = req_of(64u << 20, k == 3 ? 0 : 16);
+        r.coll = colls[k];
+        r.algo = algos[k];
+        nsim_plan *p = NULL;
+        NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+        uint64_t listed = (uint64_t)p->nconns * sizeof *p->conns +
+                          (uint64_t)p->nlanes * sizeof *p->lanes;
+        for (uint32_t i = 0; i < p->nlanes; i++)
+            if (!p->lanes[i].ops_shared)
+                listed += (uint64_t)p->lanes[i].nops * sizeof(nsim_plan_op);
+        /* held counts what was allocated: arrays' capacity, not use */
+        CU_ASSERT(p->held_bytes >= listed);
+        CU_ASSERT_PTR_NULL(p->building);
+        uint64_t full = p->held_bytes;
+        nsim_plan_destroy(p);
+        if (k == 0) { /* the compact plan shares: it holds less */
+            r.compact_ops = 1;
+            NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+            CU_ASSERT(p->held_bytes < full / 4);
+            nsim_plan_destroy(p);
+            r.compact_ops = 0;
+        }
+        r.max_plan_bytes = full;
+        NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+        CU_ASSERT_EQUAL(p->held_bytes, full);
+        nsim_plan_destroy(p);
+        p = NULL;
+        r.max_plan_bytes = full / 2;
+        CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EBUDGET);
+        CU_ASSERT_PTR_NULL(p);
+        CU_ASSERT(strstr(err.msg, "the plan alone needs more (") != NULL);
+        r.max_plan_bytes = 1; /* refused at the first allocation counted */
+        CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EBUDGET);
+        CU_ASSERT_PTR_NULL(p);
+    }
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_plan[] = {
+    {"memory budget: counted, refused, met", test_plan_budget},
     {"compact ops: shared, same run", test_compact_ops},
     {"ring AllReduce hand count", test_hand_count},
     {"partial loop, empty slices", test_partial_loop_and_empty_slices},
