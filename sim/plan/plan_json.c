@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "plan.h"
+#include "sim/core/units.h"
 
 static void key(FILE *f, int depth, const char *k)
 {
@@ -156,10 +157,32 @@ int nsim_plan_to_json(const nsim_plan *p, const nsim_topo *t, char **out,
     fputs("],\n", f);
     key(f, 1, "lanes");
     fputc('[', f);
+    /* the text is held in memory (the output is written whole): it
+     * counts against the budget the plan was built under, with room for
+     * the stream's buffer to double */
+    uint64_t room = 0;
+    if (p->req.max_plan_bytes != 0)
+        room = p->req.max_plan_bytes > p->held_bytes
+                   ? (p->req.max_plan_bytes - p->held_bytes) / 2
+                   : 1;
     for (uint32_t i = 0; i < p->nlanes; i++) {
         open_elem(f, i);
         lane_json(f, &p->lanes[i]);
         close_elem(f, 2);
+        long at = room != 0 && i % 64 == 63 ? ftell(f) : 0;
+        if (at > 0 && (uint64_t)at > room) {
+            char lim[32], got[32];
+            (void)fclose(f);
+            free(text);
+            nsim_units_format_size(p->req.max_plan_bytes, lim, sizeof lim);
+            nsim_units_format_size((uint64_t)at, got, sizeof got);
+            return NSIM_ERR(err, NSIM_EBUDGET,
+                            "over the memory budget (--max-memory %s): the "
+                            "plan's JSON text passes %s after %u of %u "
+                            "lanes, beside the plan's own; plan a smaller "
+                            "size, or fewer ranks",
+                            lim, got, i + 1, p->nlanes);
+        }
     }
     fputs("]\n}", f);
     int bad = ferror(f);

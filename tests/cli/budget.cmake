@@ -44,3 +44,10 @@ nsim_expect(cli.budget.plan_command 1
             CMD ${NCCLSIM} plan ${S}/dgx-h100-2node-allreduce.json --max-memory 512K -o budget_plan_cmd.json
             ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more"
             NO_FILE budget_plan_cmd.json)
+# the plan fits, its JSON text (held whole until written) does not
+nsim_expect(cli.budget.plan_json 1
+            CMD ${NCCLSIM} plan ${S}/dgx-h100-2node-allreduce.json --max-memory 2M -o budget_plan_json.json
+            ERR "over the memory budget \\(--max-memory 2.0 MiB\\): the plan's JSON text passes [0-9.]+ MiB after [0-9]+ of 256 lanes"
+            NO_FILE budget_plan_json.json)
+nsim_expect(cli.budget.plan_json_fits 0
+            CMD ${NCCLSIM} plan ${S}/dgx-h100-2node-allreduce.json --max-memory 8M -o budget_plan_fits.json)
