@@ -39,6 +39,10 @@ typedef struct sweep_cli {
     const char *outputs[MAX_OUTPUTS];
     int noutputs;
     int jobs, resume, mpi, quiet, analytic, keep_going;
+    /* --jobs: each worker's memory budget where the run gives none (the
+     * default, 75% of what is available, shared by the workers); 0: the
+     * run's own */
+    uint64_t worker_memory;
     size_t nfailed;
     const char *from[64]; /* --from FILE: rows of points already run */
     int nfrom;
@@ -128,6 +132,8 @@ static int run_one(sweep_cli *c, uint32_t point, nsim_sweep_row **rows,
 {
     nsim_scenario *s = NULL;
     int rc = load_point(c, 0, &s, err);
+    if (rc == 0 && s->max_memory == 0 && c->worker_memory != 0)
+        s->max_memory = c->worker_memory;
     if (rc == 0 && nsim_sweep_apply(c->sw, point, s, err) != NSIM_OK)
         rc = -1;
     if (rc == 0 &&
@@ -414,6 +420,10 @@ static int run_parallel(sweep_cli *c, nsim_err *err)
     if ((size_t)n > c->ntodo)
         n = (int)c->ntodo;
     signal(SIGPIPE, SIG_IGN);
+    /* n runs at once: each gets a share of the default memory budget,
+     * so that together they stay in memory */
+    nsim_exec_default_budget(NULL, &c->worker_memory);
+    c->worker_memory /= (uint64_t)n;
     for (int i = 0; i < n; i++)
         w[i] = (worker){-1, -1, -1, -1};
     for (int i = 0; i < n && rc == NSIM_OK; i++)

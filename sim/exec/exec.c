@@ -13,6 +13,7 @@
 #include "models/tracelog.h"
 #include "models/transport.h"
 #include "sim/core/hugemem.h"
+#include "sim/core/memavail.h"
 #include "sim/core/units.h"
 
 #define LANE_CONNS (1 + NSIM_LANE_MORE_CONNS)
@@ -701,29 +702,12 @@ int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,
     return NSIM_OK;
 }
 
-static uint64_t mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    while (f != NULL && fgets(line, sizeof line, f) != NULL)
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    if (f != NULL)
-        fclose(f);
-    if (kb > 0)
-        return (uint64_t)kb * 1024;
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz
-                                : (uint64_t)4 << 30;
-}
-
 void nsim_exec_default_budget(uint64_t *max_events, uint64_t *max_memory)
 {
     if (max_events != NULL)
         *max_events = 20000000000ull;
     if (max_memory != NULL)
-        *max_memory = mem_available() / 4 * 3;
+        *max_memory = nsim_mem_available() / 4 * 3;
 }
 
 static void fmt_count(char *b, size_t n, uint64_t v)

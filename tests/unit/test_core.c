@@ -5,11 +5,16 @@
  * was set, and what the formatters write the parsers read back exactly.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "nsim_test.h"
 #include "sim/core/err.h"
+#include "sim/core/memavail.h"
 #include "sim/core/units.h"
 
 static void test_status_strings(void)
@@ -112,7 +117,82 @@ static void test_parse_size_refusals(void)
     CU_ASSERT_EQUAL(b, 4u << 20);
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void mkdirs(const char *dir, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    for (char *c = path + strlen(dir) + 1; *c != '\0'; c++)
+        if (*c == '/') {
+            *c = '\0';
+            (void)mkdir(path, 0700);
+            *c = '/';
+        }
+    (void)mkdir(path, 0700);
+}
+
+/* The default budget's figure: MemAvailable, bounded by the room under
+ * every cgroup limit on the way to the root (v2 and v1), unbounded by
+ * "max", v1's unlimited and missing files. */
+static void test_mem_available(void)
+{
+    char d[] = "/tmp/nsim-memavail-XXXXXX", mi[64], cg[64], fs[64];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(d));
+    snprintf(mi, sizeof mi, "%s/meminfo", d);
+    snprintf(cg, sizeof cg, "%s/cgroup", d);
+    snprintf(fs, sizeof fs, "%s/fs", d);
+    const uint64_t G = 1ull << 30;
+    /* no meminfo, no cgroup: the fallback */
+    CU_ASSERT_EQUAL(nsim_mem_available_from(mi, cg, fs, 5 * G), 5 * G);
+    put(d, "meminfo", "MemTotal:       16777216 kB\n"
+                      "MemAvailable:    8388608 kB\n");
+    CU_ASSERT_EQUAL(nsim_mem_available_from(mi, cg, fs, 5 * G), 8 * G);
+    /* v2: the step has no limit, its job 4 GiB with 1 GiB used */
+    mkdirs(d, "fs/job/step");
+    put(d, "cgroup", "0::/job/step\n");
+    put(d, "fs/job/step/memory.max", "max\n");
+    put(d, "fs/job/step/memory.current", "1073741824\n");
+    put(d, "fs/job/memory.max", "4294967296\n");
+    put(d, "fs/job/memory.current", "1073741824\n");
+    CU_ASSERT_EQUAL(nsim_mem_available_from(mi, cg, fs, 5 * G), 3 * G);
+    /* the step's own, tighter limit */
+    put(d, "fs/job/step/memory.max", "2147483648\n");
+    CU_ASSERT_EQUAL(nsim_mem_available_from(mi, cg, fs, 5 * G), 1 * G);
+    /* over its limit: no room */
+    put(d, "fs/job/step/memory.current", "3221225472\n");
+    CU_ASSERT_EQUAL(nsim_mem_available_from(mi, cg, fs, 5 * G), 0);
+    /* v1, memory among other controllers; the container sees its cgroup
+     * as the root (the path under it is missing): the root's limit */
+    mkdirs(d, "fs/memory");
+    put(d, "cgroup", "4:cpu,memory:/docker/abc\n1:name=systemd:/\n");
+    put(d, "fs/memory/memory.limit_in_bytes", "2147483648\n");
+    put(d, "fs/memory/memory.usage_in_bytes", "536870912\n");
+    CU_ASSERT_EQUAL(nsim_mem_available_from(mi, cg, fs, 5 * G),
+                    3 * G / 2);
+    /* v1's unlimited */
+    put(d, "fs/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    CU_ASSERT_EQUAL(nsim_mem_available_from(mi, cg, fs, 5 * G), 8 * G);
+    /* this machine: something, and no more than its memory */
+    uint64_t here = nsim_mem_available();
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    CU_ASSERT(here > 0);
+    CU_ASSERT(here <= (uint64_t)pages * (uint64_t)psz);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 CU_TestInfo nsim_test_core[] = {
+    {"memory available: meminfo and cgroup limits", test_mem_available},
     {"every status has its own message", test_status_strings},
     {"the error record: where, what, cut to size", test_error_record},
     {"times: formatted and read back", test_format_time},
