@@ -44,7 +44,12 @@ struct flow {
     nsim_time tail;      /* transfer end -> delivery */
     nsim_piece_fn *drained;
     nsim_event_handle end;
+    /* armed: an end event is pending, at ev_at, no later than end_at
+     * (when rem runs out at rate); a rate that falls moves end_at and
+     * leaves the event, which finds the flow not done and moves itself
+     * there (set_rate, on_end) */
     int armed;
+    nsim_time end_at, ev_at;
     use *use;
     uint32_t nuse, cap;
     uint32_t mark, frozen; /* recompute epochs */
@@ -478,6 +483,16 @@ static void on_end(nsim_sim *sim, nsim_event *ev)
     nsim_time tail = f->tail;
     nsim_piece_fn *drained = f->drained;
     f->armed = 0;
+    if (nsim_sim_now(sim) < f->end_at) { /* its rate fell since */
+        if (nsim_sim_schedule_at(sim, f->end_at, on_end, fn, 0,
+                                 (uint64_t)(uintptr_t)f, &f->end) != NSIM_OK) {
+            oom(fn);
+            return;
+        }
+        f->ev_at = f->end_at;
+        f->armed = 1;
+        return;
+    }
     detach(fn, f, 1);
     fifo_next(fn, f);
     flow_put(fn, f);
@@ -503,17 +518,24 @@ static void set_rate(nsim_flownet *fn, flow *f, double rate)
     for (uint32_t i = 0; i < f->nuse; i++)
         fn->s[f->use[i].srv].load += (rate - f->rate) * f->use[i].coef;
     f->rate = rate;
-    if (f->armed)
-        (void)nsim_sim_cancel(fn->sim, f->end);
-    f->armed = 0;
-    if (!(rate > 0))
-        return; /* stalled (a server with no bandwidth) */
-    double dt = ceil(f->rem / rate * (double)NSIM_PS_PER_S);
-    if (nsim_sim_schedule(fn->sim, (nsim_time)dt, on_end, fn, 0,
-                          (uint64_t)(uintptr_t)f, &f->end) != NSIM_OK) {
-        oom(fn);
+    if (!(rate > 0)) { /* stalled (a server with no bandwidth) */
+        if (f->armed)
+            (void)nsim_sim_cancel(fn->sim, f->end);
+        f->armed = 0;
         return;
     }
+    f->end_at = now + (nsim_time)ceil(f->rem / rate * (double)NSIM_PS_PER_S);
+    if (f->armed && f->ev_at <= f->end_at)
+        return; /* the pending event comes first and moves itself */
+    if (f->armed)
+        (void)nsim_sim_cancel(fn->sim, f->end);
+    if (nsim_sim_schedule_at(fn->sim, f->end_at, on_end, fn, 0,
+                             (uint64_t)(uintptr_t)f, &f->end) != NSIM_OK) {
+        oom(fn);
+        f->armed = 0;
+        return;
+    }
+    f->ev_at = f->end_at;
     f->armed = 1;
 }
 

@@ -157,6 +157,57 @@ static void test_maxmin_release_and_faults(void)
     nsim_sim_destroy(sim);
 }
 
+/* A flow whose rate falls keeps its end event, which then comes early
+ * and moves itself on: A (1 MB) alone on a 10 GB/s server would end at
+ * 100 us; B (1 MB) joins at 50 us, both at 5 GB/s, so A ends at 150 us
+ * (not at 100, when its first event fires) and B, alone again, at 200
+ * us. Then A's rate rises (C leaves): the event moves back. */
+static void test_falling_rate_moves_end(void)
+{
+    nsim_sim *sim;
+    nsim_topo *t;
+    nsim_fabric *f;
+    nsim_params p;
+    nsim_err err;
+    done_log d = {{0}, 0};
+    uint32_t s1;
+    static uint32_t path[1];
+    nsim_params_defaults(&p);
+    CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_topo_create("empty", &t, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_create(sim, t, &p, &f, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_set_flow(f, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 10e9, 0, NSIM_WIRE_SYS, &s1) ==
+                    NSIM_OK);
+    path[0] = s1;
+    CU_ASSERT(nsim_fabric_send_stream(f, path, 1, 1000000, 1, on_done, &d, 0,
+                                      0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(sim, 50000000) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(f, path, 1, 1000000, 1, on_done, &d, 1,
+                                      0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(sim, 120000000) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 0); /* A's first event came at 100 us and moved */
+    CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 2);
+    CU_ASSERT(llabs((long long)d.at[0] - 150000000) < 10);
+    CU_ASSERT(llabs((long long)d.at[1] - 200000000) < 10);
+    /* a rise after a fall: A (2 MB) and C (0.5 MB) share from 200 us; C
+     * ends at 300 us, A (1.5 MB left) then at 10 GB/s: 450 us, earlier
+     * than its event from the shared rate (600 us) */
+    d = (done_log){{0}, 0};
+    CU_ASSERT(nsim_fabric_send_stream(f, path, 1, 2000000, 1, on_done, &d, 0,
+                                      0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(f, path, 1, 500000, 1, on_done, &d, 2,
+                                      0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 2);
+    CU_ASSERT(llabs((long long)d.at[2] - 300000000) < 10);
+    CU_ASSERT(llabs((long long)d.at[0] - 450000000) < 10);
+    nsim_fabric_destroy(f);
+    nsim_topo_destroy(t);
+    nsim_sim_destroy(sim);
+}
+
 /* A thread block (a raw server first on the path) is a FIFO per path, as
  * in the packet model: two 1 MB slices of one connection through a 10
  * GB/s block pass one after the other, while a third to another link
@@ -413,6 +464,7 @@ static void test_flow_agree(void)
 CU_TestInfo nsim_test_flow[] = {
     {"maxmin_three_flows", test_maxmin_three_flows},
     {"maxmin_release_and_faults", test_maxmin_release_and_faults},
+    {"falling rate: the end event moves on", test_falling_rate_moves_end},
     {"fifo_thread_block", test_fifo_thread_block},
     {"auto_picks", test_auto_picks},
     {"flow_agree", test_flow_agree},
