@@ -62,24 +62,44 @@ static void on_done(nsim_sim *sim, nsim_piece *p)
     d->n++;
 }
 
+/* A flow-fidelity fabric with no topology, for servers added by hand. */
+typedef struct rig {
+    nsim_sim *sim;
+    nsim_topo *t;
+    nsim_fabric *f;
+    nsim_params p;
+} rig;
+
+static void rig_open(rig *r)
+{
+    nsim_err err;
+    nsim_params_defaults(&r->p);
+    CU_ASSERT_FATAL(nsim_sim_create(1, &r->sim, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_topo_create("empty", &r->t, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_create(r->sim, r->t, &r->p, &r->f, &err) ==
+                    NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_set_flow(r->f, &err) == NSIM_OK);
+}
+
+static void rig_close(rig *r)
+{
+    nsim_fabric_destroy(r->f);
+    nsim_topo_destroy(r->t);
+    nsim_sim_destroy(r->sim);
+}
+
 /* Three flows, two raw servers of 10 and 20 GB/s: A over both, B over
  * the first, C over the second, 1 MB each, sent as streams of 1-byte
  * units (no store-and-forward tail). Max-min: the first server saturates
  * first, A = B = 5 GB/s; C gets the rest of the second, 15. */
 static void test_maxmin_three_flows(void)
 {
-    nsim_sim *sim;
-    nsim_topo *t;
-    nsim_fabric *f;
-    nsim_params p;
-    nsim_err err;
+    rig r;
     done_log d = {{0}, 0};
     uint32_t s1, s2;
-    nsim_params_defaults(&p);
-    CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_topo_create("empty", &t, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_create(sim, t, &p, &f, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_set_flow(f, &err) == NSIM_OK);
+    rig_open(&r);
+    nsim_sim *sim = r.sim;
+    nsim_fabric *f = r.f;
     CU_ASSERT_FATAL(nsim_fabric_add_server(f, 10e9, 0, NSIM_WIRE_SYS, &s1) ==
                     NSIM_OK);
     CU_ASSERT_FATAL(nsim_fabric_add_server(f, 20e9, 0, NSIM_WIRE_SYS, &s2) ==
@@ -104,9 +124,7 @@ static void test_maxmin_three_flows(void)
     CU_ASSERT(llabs((long long)d.at[1] - 200000000) < 100);
     CU_ASSERT(llabs((long long)d.at[0] - 200000000) < 100);
     /* the solver's counters saw three flows and no delays */
-    nsim_fabric_destroy(f);
-    nsim_topo_destroy(t);
-    nsim_sim_destroy(sim);
+    rig_close(&r);
 }
 
 /* A flow that ends lets the others rise: two flows on one 10 GB/s server,
@@ -115,19 +133,13 @@ static void test_maxmin_three_flows(void)
  * a degraded server slows its flows from then on. */
 static void test_maxmin_release_and_faults(void)
 {
-    nsim_sim *sim;
-    nsim_topo *t;
-    nsim_fabric *f;
-    nsim_params p;
-    nsim_err err;
+    rig r;
     done_log d = {{0}, 0};
     uint32_t s1, s2;
     static uint32_t path1[1], path2[1];
-    nsim_params_defaults(&p);
-    CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_topo_create("empty", &t, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_create(sim, t, &p, &f, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_set_flow(f, &err) == NSIM_OK);
+    rig_open(&r);
+    nsim_sim *sim = r.sim;
+    nsim_fabric *f = r.f;
     CU_ASSERT(nsim_fabric_is_flow(f));
     CU_ASSERT_EQUAL(nsim_fabric_stream_npieces(f, 1 << 20, 4096), 1);
     CU_ASSERT_FATAL(nsim_fabric_add_server(f, 10e9, 0, NSIM_WIRE_SYS, &s1) ==
@@ -152,9 +164,7 @@ static void test_maxmin_release_and_faults(void)
     CU_ASSERT(llabs((long long)d.at[0] - 200000000) < 100);
     CU_ASSERT(llabs((long long)d.at[1] - 400000000) < 10);
     CU_ASSERT_EQUAL(nsim_fabric_dropped(f, s2), 1);
-    nsim_fabric_destroy(f);
-    nsim_topo_destroy(t);
-    nsim_sim_destroy(sim);
+    rig_close(&r);
 }
 
 /* A flow whose rate falls keeps its end event, which then comes early
@@ -164,19 +174,13 @@ static void test_maxmin_release_and_faults(void)
  * us. Then A's rate rises (C leaves): the event moves back. */
 static void test_falling_rate_moves_end(void)
 {
-    nsim_sim *sim;
-    nsim_topo *t;
-    nsim_fabric *f;
-    nsim_params p;
-    nsim_err err;
+    rig r;
     done_log d = {{0}, 0};
     uint32_t s1;
     static uint32_t path[1];
-    nsim_params_defaults(&p);
-    CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_topo_create("empty", &t, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_create(sim, t, &p, &f, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_set_flow(f, &err) == NSIM_OK);
+    rig_open(&r);
+    nsim_sim *sim = r.sim;
+    nsim_fabric *f = r.f;
     CU_ASSERT_FATAL(nsim_fabric_add_server(f, 10e9, 0, NSIM_WIRE_SYS, &s1) ==
                     NSIM_OK);
     path[0] = s1;
@@ -203,9 +207,7 @@ static void test_falling_rate_moves_end(void)
     CU_ASSERT_EQUAL(d.n, 2);
     CU_ASSERT(llabs((long long)d.at[2] - 300000000) < 10);
     CU_ASSERT(llabs((long long)d.at[0] - 450000000) < 10);
-    nsim_fabric_destroy(f);
-    nsim_topo_destroy(t);
-    nsim_sim_destroy(sim);
+    rig_close(&r);
 }
 
 /* A thread block (a raw server first on the path) is a FIFO per path, as
@@ -215,19 +217,13 @@ static void test_falling_rate_moves_end(void)
  * second then alone at 300 us (not all three at 300). */
 static void test_fifo_thread_block(void)
 {
-    nsim_sim *sim;
-    nsim_topo *t;
-    nsim_fabric *f;
-    nsim_params p;
-    nsim_err err;
+    rig r;
     done_log d = {{0}, 0};
     uint32_t sm, l, l2;
     static uint32_t path[2], other[2];
-    nsim_params_defaults(&p);
-    CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_topo_create("empty", &t, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_create(sim, t, &p, &f, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_set_flow(f, &err) == NSIM_OK);
+    rig_open(&r);
+    nsim_sim *sim = r.sim;
+    nsim_fabric *f = r.f;
     CU_ASSERT_FATAL(nsim_fabric_add_server(f, 10e9, 0, NSIM_WIRE_RAW, &sm) ==
                     NSIM_OK);
     CU_ASSERT_FATAL(nsim_fabric_add_server(f, 20e9, 0, NSIM_WIRE_SYS, &l) ==
@@ -249,9 +245,7 @@ static void test_fifo_thread_block(void)
     CU_ASSERT(llabs((long long)d.at[0] - 200000000) < 100);
     CU_ASSERT(llabs((long long)d.at[2] - 200000000) < 100);
     CU_ASSERT(llabs((long long)d.at[1] - 300000000) < 100);
-    nsim_fabric_destroy(f);
-    nsim_topo_destroy(t);
-    nsim_sim_destroy(sim);
+    rig_close(&r);
 }
 
 /* ---- agreement with the packet model -------------------------------------- */
