@@ -91,22 +91,19 @@ uint64_t nsim_mem_available_from(const char *meminfo, const char *cgroup,
         if (c2 == NULL || c2[1] != '/')
             continue;
         *c2 = '\0';
-        const char *ctl = c1 + 1, *rel = c2 + 1;
-        char root[4096];
+        const char *ctl = c1 + 1, *rel = strcmp(c2 + 1, "/") ? c2 + 1 : "";
         if (*ctl == '\0') {
-            snprintf(root, sizeof root, "%s", sysfs);
-            bound_hierarchy(root, strcmp(rel, "/") ? rel : "", "memory.max",
-                            "memory.current", &room);
+            bound_hierarchy(sysfs, rel, "memory.max", "memory.current", &room);
             continue;
         }
         char ctls[256];
         snprintf(ctls, sizeof ctls, ",%s,", ctl);
         if (strstr(ctls, ",memory,") == NULL)
             continue;
+        char root[4096];
         snprintf(root, sizeof root, "%s/memory", sysfs);
-        bound_hierarchy(root, strcmp(rel, "/") ? rel : "",
-                        "memory.limit_in_bytes", "memory.usage_in_bytes",
-                        &room);
+        bound_hierarchy(root, rel, "memory.limit_in_bytes",
+                        "memory.usage_in_bytes", &room);
     }
     if (f != NULL)
         fclose(f);

@@ -477,15 +477,22 @@ op_buf nsim__plan_ops(const nsim_plan *p)
     return (op_buf){NULL, 0, 0, p->building, p->req.max_plan_bytes};
 }
 
+/* Counts bytes into a build's count (none: held NULL); 0 when that
+ * passes limit (0: none). Past the limit the count keeps what the build
+ * would have needed. */
+static int charge(uint64_t *held, uint64_t limit, uint64_t bytes)
+{
+    if (held == NULL)
+        return 1;
+    *held += bytes;
+    return limit == 0 || *held <= limit;
+}
+
 void *nsim__plan_calloc(nsim_plan *p, size_t n, size_t size)
 {
     n = n ? n : 1;
-    if (p->building != NULL) {
-        *p->building += (uint64_t)n * size;
-        if (p->req.max_plan_bytes != 0 &&
-            *p->building > p->req.max_plan_bytes)
-            return NULL;
-    }
+    if (!charge(p->building, p->req.max_plan_bytes, (uint64_t)n * size))
+        return NULL;
     return calloc(n, size);
 }
 
@@ -493,12 +500,9 @@ int nsim__plan_push_op(op_buf *b, nsim_plan_op op)
 {
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 64;
-        if (b->held != NULL) {
-            uint64_t more = (uint64_t)(cap - b->cap) * sizeof *b->ops;
-            *b->held += more; /* past the limit: what it would need */
-            if (b->limit != 0 && *b->held > b->limit)
-                return NSIM_EBUDGET;
-        }
+        if (!charge(b->held, b->limit,
+                    (uint64_t)(cap - b->cap) * sizeof *b->ops))
+            return NSIM_EBUDGET;
         nsim_plan_op *o = realloc(b->ops, cap * sizeof *o);
         if (o == NULL)
             return NSIM_ENOMEM;
