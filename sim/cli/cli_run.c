@@ -470,8 +470,10 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     int detail = (ro->stats || ro->debug || ro->trace_out) && !ro->analytic;
     nsim_plan *kp = NULL;
     nsim_exec_result kr = {0};
-    nsim_run_opts o = {ro->analytic, detail, ro->trace_out != NULL,
-                       ro->cudagraph > 0, ro->cputime, ro->trace_cap};
+    nsim_run_opts o = {.analytic = ro->analytic, .keep = detail,
+                       .want_trace = ro->trace_out != NULL,
+                       .cudagraph = ro->cudagraph > 0,
+                       .cputime = ro->cputime, .trace_cap = ro->trace_cap};
     m.analytic = ro->analytic;
     m.time_note = ro->cputime ? "time: the host thread's CPU time per op "
                                 "(nccl-tests -C 1): its kernel launches, "

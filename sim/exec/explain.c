@@ -236,7 +236,7 @@ static void bound(nsim_explanation *x)
 int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
                  nsim_err *err)
 {
-    nsim_run_opts o = {.keep = 1};
+    nsim_run_opts o = {.keep = 1, .keep_compact = 1};
     nsim_run_row row;
     nsim_plan *p = NULL;
     nsim_exec_result r = {0};
@@ -256,6 +256,8 @@ int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
     x->nchannels = row.nchannels;
     x->qps = s->qps_per_conn;
     x->pred_us = row.pred_us;
+    x->fold_hosts = row.fold.hosts;
+    x->fold_played = row.fold.played;
     const nsim_device *g =
         nsim_topo_device(s->topo, nsim_topo_rank_device(s->topo, 0));
     x->sm_gbps = nsim_params_sm_stream_bw(&s->params, g->gen) / 1e9;
@@ -281,6 +283,12 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
             (unsigned long long)x->size, x->time_us, x->busbw, x->algo,
             x->proto, x->nchannels, x->qps);
     fprintf(f, "bound by: %s\n", x->bound);
+    if (x->fold_played < x->fold_hosts)
+        fprintf(f, "folded: %u of %u hosts played, each doing its twins' "
+                   "work; the links, waits and thread blocks below are "
+                   "theirs, and links the hosts share in the fabric carry "
+                   "only their flows (--fold off plays every host)\n",
+                x->fold_played, x->fold_hosts);
     if (x->have_link)
         fprintf(f, "busiest link: %s (%s), %.1f%% busy, %.1f GB/s of "
                    "payload\n",
@@ -299,9 +307,10 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
                "busiest streams %.0f%% of the time\n",
             x->busy_share * 100, x->sm_gbps, x->recv_share * 100,
             x->send_share * 100, x->copy_share_max * 100);
-    fprintf(f, "NET waits, all connections: CTS %.1f us, CQ polling %.1f us, "
-               "PCIe host reads %.1f us\n",
-            x->cts_us, x->poll_us, x->host_read_us);
+    fprintf(f, "NET waits, all %sconnections: CTS %.1f us, CQ polling %.1f "
+               "us, PCIe host reads %.1f us\n",
+            x->fold_played < x->fold_hosts ? "played " : "", x->cts_us,
+            x->poll_us, x->host_read_us);
     fprintf(f, "phases: launch %.0f%%, pipeline fill %.0f%%, steady %.0f%%, "
                "drain %.0f%%\n",
             x->launch_share * 100, x->fill_share * 100, x->steady_share * 100,
@@ -343,6 +352,9 @@ cJSON *nsim_explain_json(const nsim_explanation *x)
     cJSON_AddNumberToObject(o, "nchannels", x->nchannels);
     cJSON_AddNumberToObject(o, "qps_per_connection", x->qps);
     cJSON_AddStringToObject(o, "bound", x->bound);
+    cJSON *fo = cJSON_AddObjectToObject(o, "fold");
+    cJSON_AddNumberToObject(fo, "hosts", x->fold_hosts);
+    cJSON_AddNumberToObject(fo, "played", x->fold_played);
     if (x->have_link)
         cJSON_AddItemToObject(o, "busiest_link", link_json(&x->busiest_link));
     if (x->have_port)

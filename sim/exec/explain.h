@@ -7,7 +7,9 @@
  * receiver's CTS; the proxy's CQ poll; PCIe reads from host memory; data
  * from upstream), the thread blocks' copy rate, the launch/latency floor,
  * the share of time per phase (launch, pipeline fill, steady state,
- * drain), and what NCCL's tuner would pick instead.
+ * drain), and what NCCL's tuner would pick instead. The run is the one
+ * `ncclsim run` makes, folded where it folds: at thousands of GPUs the
+ * hosts played stand for their twins.
  *
  * Owns: the explanation (plain data) and its text and JSON forms.
  */
@@ -59,6 +61,10 @@ typedef struct nsim_explanation {
     char tuner_algo[16], tuner_proto[16];
     double tuner_pred_us, pred_us; /* for its pick, for what ran */
     int tuner_differs;
+    /* folding (docs/fold.md): hosts played of the plan's hosts (equal:
+     * every host played); the waits, thread blocks and links above are
+     * the played hosts' */
+    uint32_t fold_hosts, fold_played;
 } nsim_explanation;
 
 /* Explains size (nccl-tests bytes, as -b takes them) of s. */

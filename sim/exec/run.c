@@ -81,7 +81,7 @@ int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f)
 static const char *budget_hint(const nsim_scenario *s, const nsim_run_opts *o,
                                int may_fold)
 {
-    if (o->keep)
+    if (o->keep && !o->keep_compact)
         return "; --stats, --debug and --trace keep the whole plan, every "
                "host played and every op placed: drop them at this scale";
     if (!may_fold && s->fold == NSIM_FOLD_OFF)
@@ -102,8 +102,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                          o->keep && o->want_trace, o->trace_cap,
                          NSIM_FIDELITY_PACKET, s->max_events,
                          s->max_memory};
-    /* a plan kept for the trace or explain keeps its placement */
-    req->compact_ops = !o->keep;
+    /* a plan kept for the trace or the stats keeps its placement */
+    req->compact_ops = !o->keep || o->keep_compact;
     nsim_fold_info fold = {0};
     eo.fidelity = nsim_run_fidelity(s, bytes);
     int may_fold = req->compact_ops && nsim_run_may_fold(s, eo.fidelity);

@@ -46,6 +46,9 @@ typedef struct nsim_run_opts {
                      * the host thread's launches are off the path */
     int cputime;    /* nccl-tests -C 1: the host thread's CPU time per op */
     size_t trace_cap; /* with want_trace: model records kept (0: default) */
+    int keep_compact; /* with keep: the plan as a run builds it, compact
+                       * (no op placement) and folded where it may be:
+                       * what explain reads, at any scale */
 } nsim_run_opts;
 
 /* The plan request for one size (bytes per rank as the planner takes

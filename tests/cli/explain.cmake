@@ -29,3 +29,24 @@ nsim_expect(cli.explain.bad_size 1
 nsim_expect(cli.explain.run_option 2
             CMD ${NCCLSIM} explain ${S}/seed-allreduce.json --trace t.json
             ERR "options of 'ncclsim run'")
+# Explain runs what run runs, folded where run folds (four hosts played by
+# two): the same time and bound as every host played, in seconds at scale.
+set(D ${NSIM_SRC}/tests/data)
+nsim_expect(cli.explain.folded 0
+            CMD ${NCCLSIM} explain ${D}/fold-4node.json -b 16M
+            OUT "16777216 bytes: 336\\.09 us, busbw 96\\.72 GB/s.*bound by: waits: channel 15 rank [0-9]+ waits 74% of the run on data\nfolded: 2 of 4 hosts played, each doing its twins' work.*NET waits, all played connections: CTS 4178\\.7 us")
+nsim_expect(cli.explain.fold_off 0
+            CMD ${NCCLSIM} explain ${D}/fold-4node.json -b 16M --fold off
+            OUT "16777216 bytes: 336\\.09 us, busbw 96\\.72 GB/s.*bound by: waits: channel 15 rank [0-9]+ waits 74% of the run on data\n.*NET waits, all connections: CTS 8357\\.4 us"
+            NOT_OUT "folded")
+add_test(NAME cli.explain.fold_json
+         COMMAND ${NCCLSIM} explain ${D}/fold-4node.json -b 16M --quiet
+                 --json explain_fold.json)
+set_tests_properties(cli.explain.fold_json PROPERTIES
+                     FIXTURES_SETUP explain_fold_json)
+add_test(NAME cli.explain.fold_json_fields
+         COMMAND ${CMAKE_COMMAND} -DFILE=explain_fold.json
+                 "-DRE=\"fold\":[ \t]*{[ \t\n]*\"hosts\":[ \t]*4,[ \t\n]*\"played\":[ \t]*2"
+                 -P ${NSIM_TESTS}/file_matches.cmake)
+set_tests_properties(cli.explain.fold_json_fields PROPERTIES
+                     FIXTURES_REQUIRED explain_fold_json)
