@@ -414,10 +414,16 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
     }
 }
 
-/* --stats / --debug: the last (largest) size in detail. */
+/* --stats / --debug: the last (largest) size in detail (row: its row). */
 static cJSON *report_detail(const nsim_scenario *s, const nsim_cli_run_opts *ro,
-                            const nsim_plan *p, const nsim_exec_result *r)
+                            const nsim_run_row *row, const nsim_plan *p,
+                            const nsim_exec_result *r)
 {
+    if (!ro->quiet && ro->stats && row->fold.played < row->fold.hosts)
+        printf("# folded: %u of %u hosts played, each doing its twins' work: "
+               "the connections, links, NIC ports, QPs and CQs below are "
+               "theirs (--fold off: every host)\n",
+               row->fold.played, row->fold.hosts);
     if (!ro->quiet && ro->stats)
         nsim_stats_print(stdout, s->topo, p, r);
     if (!ro->quiet && ro->debug)
@@ -473,7 +479,10 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     nsim_run_opts o = {.analytic = ro->analytic, .keep = detail,
                        .want_trace = ro->trace_out != NULL,
                        .cudagraph = ro->cudagraph > 0,
-                       .cputime = ro->cputime, .trace_cap = ro->trace_cap};
+                       .cputime = ro->cputime, .trace_cap = ro->trace_cap,
+                       /* --stats alone reads no op's placement: the run
+                        * folds as it would without it */
+                       .keep_compact = !ro->debug && ro->trace_out == NULL};
     m.analytic = ro->analytic;
     m.time_note = ro->cputime ? "time: the host thread's CPU time per op "
                                 "(nccl-tests -C 1): its kernel launches, "
@@ -508,7 +517,7 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     if (rc == NSIM_OK && !ro->quiet)
         nsim_report_footer(stdout, rows, n);
     if (rc == NSIM_OK && kp != NULL)
-        extra = report_detail(s, ro, kp, &kr);
+        extra = report_detail(s, ro, &rows[n - 1], kp, &kr);
     if (rc == NSIM_OK && ro->json_out != NULL)
         rc = nsim_report_write_json(ro->json_out, &m, rows, n, extra, err);
     else

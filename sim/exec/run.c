@@ -82,8 +82,8 @@ static const char *budget_hint(const nsim_scenario *s, const nsim_run_opts *o,
                                int may_fold)
 {
     if (o->keep && !o->keep_compact)
-        return "; --stats, --debug and --trace keep the whole plan, every "
-               "host played and every op placed: drop them at this scale";
+        return "; --debug and --trace keep the whole plan, every host "
+               "played and every op placed: drop them at this scale";
     if (!may_fold && s->fold == NSIM_FOLD_OFF)
         return "; --fold off plays every host: folding plays a few";
     return "";

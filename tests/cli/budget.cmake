@@ -18,12 +18,17 @@ nsim_expect(cli.budget.memory_estimate 1
             CMD ${R} -b 1M -e 1M --max-memory 1M --json budget_mem.json
             ERR "over the memory budget: this run needs about [0-9.]+ MiB of simulation state \\(32 NET connections.*--max-memory is 1.0 MiB.*--fidelity flow"
             NO_FILE budget_mem.json)
-# --stats keeps the whole plan: its op lists count against the budget
+# --debug keeps the whole plan: its op lists count against the budget
 # while it is built, and the message says what made it whole
 nsim_expect(cli.budget.plan_stats 1
-            CMD ${R} -b 1G -e 1G --stats --max-memory 512K --json budget_plan.json
-            ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more \\(16 ranks, 16 channels, 256 lanes with their ops\\); --stats, --debug and --trace keep the whole plan"
+            CMD ${R} -b 1G -e 1G --debug --max-memory 512K --json budget_plan.json
+            ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more \\(16 ranks, 16 channels, 256 lanes with their ops\\); --debug and --trace keep the whole plan"
             NO_FILE budget_plan.json)
+# --stats alone keeps the plan as the run builds it: compact, it fits
+# where the whole plan does not, and the state estimate is what stops it
+nsim_expect(cli.budget.stats_compact 1
+            CMD ${R} -b 1G -e 1G --stats --max-memory 512K
+            ERR "needs about [0-9.]+ MiB of simulation state \\(32 NET connections with their QPs and CQs, 224 local ones, the plan's 0.[0-9] MiB\\)")
 # without it the compact plan fits; the state estimate then counts it
 nsim_expect(cli.budget.plan_counted 1
             CMD ${R} -b 1G -e 1G --max-memory 512K

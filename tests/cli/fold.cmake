@@ -50,3 +50,12 @@ nsim_expect(cli.fold.sweep 0
 nsim_expect(cli.fold.sweep_bad 1
             CMD ${NCCLSIM} sweep ${D}/fold-4node.json --set fold=maybe -o -
             ERR "--set: fold: expected auto, on or off, got \"maybe\"")
+# --stats folds as the run does: the played hosts' connections, said so;
+# --fold off lists every host's (256 and 512 of them)
+nsim_expect(cli.fold.stats 0
+            CMD ${NCCLSIM} run ${D}/fold-4node.json -b 16M -e 16M --stats
+            OUT "336\\.09.*# folded: 2 of 4 hosts played, each doing its twins' work: the connections, links, NIC ports, QPs and CQs below are theirs.*# stats for 16777216 bytes: 336\\.09 us simulated.*#   ch  0   8 -> 0   NET")
+nsim_expect(cli.fold.stats_off 0
+            CMD ${NCCLSIM} run ${D}/fold-4node.json -b 16M -e 16M --stats --fold off
+            OUT "# stats for 16777216 bytes: 336\\.09 us simulated"
+            NOT_OUT "folded")
