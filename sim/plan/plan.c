@@ -871,6 +871,23 @@ static int ring_ops_uniform(const nsim_plan *p, uint32_t c)
     return n * cc == rem;
 }
 
+/* In a compact plan, an earlier channel whose ring positions get the
+ * same ops as channel c's, position by position, or UINT32_MAX. An
+ * AllReduce lane's ops depend on its position and its channel's byte
+ * count alone (the channel's offset and the chunks are placement): where
+ * the size does not divide evenly (1,536 ranks, 1 GiB) every position
+ * differs, and without this each channel built its own n^2 ops (16x the
+ * memory and time of one). */
+static uint32_t ring_ops_like(const nsim_plan *p, uint32_t c)
+{
+    if (!p->req.compact_ops || p->req.coll != NSIM_COLL_ALLREDUCE)
+        return UINT32_MAX;
+    for (uint32_t k = 0; k < c; k++)
+        if (p->chan_bytes[k] == p->chan_bytes[c])
+            return k;
+    return UINT32_MAX;
+}
+
 static int build_ops(nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks;
@@ -878,11 +895,20 @@ static int build_ops(nsim_plan *p, nsim_err *err)
     for (uint32_t c = 0; c < p->nchannels; c++) {
         const nsim_plan_lane *first = NULL;
         int uniform = ring_ops_uniform(p, c);
+        uint32_t like = uniform ? UINT32_MAX : ring_ops_like(p, c);
         for (uint32_t pos = 0; pos < n; pos++) {
             nsim_plan_lane *l = &p->lanes[c * n + p->ring[c * n + pos]];
             if (first != NULL) { /* uniform: the first position's ops */
                 l->ops = first->ops;
                 l->nops = first->nops;
+                l->ops_shared = 1;
+                continue;
+            }
+            if (like != UINT32_MAX) { /* that channel's, at this position */
+                const nsim_plan_lane *o =
+                    &p->lanes[like * n + p->ring[like * n + pos]];
+                l->ops = o->ops;
+                l->nops = o->nops;
                 l->ops_shared = 1;
                 continue;
             }

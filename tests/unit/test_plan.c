@@ -447,7 +447,9 @@ static void test_bad_requests(void)
 
 /* compact_ops: the same ops without placement, ring and tree lanes that
  * then match share one array (AllReduce and AllGather rings, the Tree:
- * far fewer arrays than the 16 channels x 16 ranks), and the executor
+ * far fewer arrays than the 16 channels x 16 ranks; an AllReduce whose
+ * size does not divide evenly gives each ring position its own ops, then
+ * shared by the channels of the same byte count), and the executor
  * gives the same result from either. */
 static void test_compact_ops(void)
 {
@@ -455,9 +457,11 @@ static void test_compact_ops(void)
     nsim_topo *t = NULL;
     NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100-2node.topo.json", &t, &err));
     const nsim_coll colls[] = {NSIM_COLL_ALLREDUCE, NSIM_COLL_ALLGATHER,
-                               NSIM_COLL_BROADCAST, NSIM_COLL_ALLREDUCE};
-    for (size_t k = 0; k < 4; k++) {
-        nsim_plan_req r = req_of(64u << 20, 16);
+                               NSIM_COLL_BROADCAST, NSIM_COLL_ALLREDUCE,
+                               NSIM_COLL_ALLREDUCE};
+    for (size_t k = 0; k < 5; k++) {
+        /* k == 4: 3,000,000 floats, uneven over 16 ranks' chunks */
+        nsim_plan_req r = req_of(k == 4 ? 12000000u : 64u << 20, 16);
         r.coll = colls[k];
         if (k == 3)
             r.algo = NSIM_ALGO_TREE; /* lanes share by role */
@@ -484,6 +488,20 @@ static void test_compact_ops(void)
          * root (step): nothing to share */
         if (colls[k] != NSIM_COLL_BROADCAST) {
             CU_ASSERT(owners >= 1 && owners < cp->nlanes / 4);
+        }
+        if (k == 4) {
+            /* every position its own ops, one array per position and
+             * distinct channel byte count */
+            uint32_t distinct = 0;
+            for (uint32_t c = 0; c < cp->nchannels; c++) {
+                uint32_t j = 0;
+                while (cp->chan_bytes[j] != cp->chan_bytes[c])
+                    j++;
+                distinct += j == c;
+            }
+            CU_ASSERT(owners > 1);
+            CU_ASSERT(owners <= distinct * cp->nranks);
+            CU_ASSERT(distinct < cp->nchannels);
         }
         nsim_params prm;
         nsim_params_defaults(&prm);
