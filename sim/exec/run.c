@@ -102,7 +102,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                          o->keep && o->want_trace, o->trace_cap,
                          NSIM_FIDELITY_PACKET, s->max_events,
                          s->max_memory};
-    /* a plan kept for the trace or the stats keeps its placement */
+    /* a plan kept whole (--trace, --debug) keeps its placement; one kept
+     * compact (--stats, explain) is built, and folded, as a run's */
     req->compact_ops = !o->keep || o->keep_compact;
     nsim_fold_info fold = {0};
     eo.fidelity = nsim_run_fidelity(s, bytes);
