@@ -190,10 +190,13 @@ static const char *dev_name(const nsim_topo *t, uint32_t d)
 }
 
 static void metadata(tbuf *b, const nsim_topo *t, const nsim_plan *p,
-                     const nsim_exec_result *r, const uint8_t *conn_used)
+                     const nsim_exec_result *r, const uint8_t *conn_used,
+                     const uint8_t *rank_used)
 {
     uint32_t fabric = p->nranks + 1;
     for (uint32_t rank = 0; rank <= p->nranks; rank++) {
+        if (!rank_used[rank])
+            continue; /* a folded run's ranks not played: no tracks */
         ev(b, "\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, "
               "\"args\": {\"name\": \"%s %u\"}",
            rank, rank < p->nranks ? "rank" : "NVLS switch", rank);
@@ -406,12 +409,40 @@ int nsim_trace_write(const char *path, const nsim_topo *t, const nsim_plan *p,
     tbuf b = {0};
     flows f = {0};
     uint8_t *used = calloc(p->nconns + 1, 1);
+    uint8_t *rank_used = calloc(p->nranks + 1, 1);
+    uint32_t nhosts = nsim_topo_nhosts(t), played = 0;
+    uint8_t *host_played = calloc(nhosts + 1, 1);
     cap = cap ? cap : DEFAULT_CAP;
-    if (used == NULL || collect_flows(p, r, &f) != NSIM_OK) {
+    if (used == NULL || rank_used == NULL || host_played == NULL ||
+        collect_flows(p, r, &f) != NSIM_OK) {
         free(used);
+        free(rank_used);
+        free(host_played);
         flows_free(&f, p->nconns);
         return NSIM_ERR(err, NSIM_ENOMEM, "%s: out of memory", path);
     }
+    /* the ranks with tracks: every rank, or in a compact plan (a run that
+     * folded) the played hosts' and their connections' peers */
+    memset(rank_used, !p->req.compact_ops, p->nranks);
+    rank_used[p->nranks] = 1;
+    for (uint32_t li = 0; li < p->nlanes; li++) {
+        uint32_t rank = p->lanes[li].rank;
+        if (rank >= p->nranks)
+            continue;
+        rank_used[rank] = 1;
+        int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, rank))->host;
+        if (h >= 0 && (uint32_t)h < nhosts && !host_played[h]) {
+            host_played[h] = 1;
+            played++;
+        }
+    }
+    for (uint32_t c = 0; c < p->nconns; c++) {
+        if (p->conns[c].from < p->nranks)
+            rank_used[p->conns[c].from] = 1;
+        if (p->conns[c].to < p->nranks)
+            rank_used[p->conns[c].to] = 1;
+    }
+    free(host_played);
     const nsim_tlog *lg = r->tlog;
     size_t nrec = lg ? lg->n : 0;
     for (size_t i = 0; i < nrec; i++)
@@ -422,12 +453,17 @@ int nsim_trace_write(const char *path, const nsim_topo *t, const nsim_plan *p,
     uint64_t want = r->nspans * 3 + nrec, stride = 1;
     while (want / stride > cap)
         stride *= 2;
+    int folded = p->req.compact_ops && played < nhosts;
+    char fold_data[96] = "";
+    if (folded)
+        snprintf(fold_data, sizeof fold_data,
+                 "\"hosts_played\": %u, \"hosts\": %u, ", played, nhosts);
     tb(&b, "{\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"generator\": "
-           "\"ncclsim\", \"ops\": %llu, \"op_stride\": %llu, "
+           "\"ncclsim\", %s\"ops\": %llu, \"op_stride\": %llu, "
            "\"model_records\": %zu, \"model_records_dropped\": %llu, "
            "\"model_slice_stride\": %llu, \"link_sample_us\": %.3f, "
            "\"note\": \"%s\"},\n\"traceEvents\": [",
-       (unsigned long long)r->nspans, (unsigned long long)stride, nrec,
+       fold_data, (unsigned long long)r->nspans, (unsigned long long)stride, nrec,
        (unsigned long long)(lg ? lg->dropped : 0),
        (unsigned long long)(lg ? lg->stride : 1), us(r->link_sample_ps),
        stride > 1 || (lg && (lg->dropped || lg->oom))
@@ -435,7 +471,14 @@ int nsim_trace_write(const char *path, const nsim_topo *t, const nsim_plan *p,
              "block, and the model's records of one slice in "
              "model_slice_stride (see --trace-cap)"
            : "complete");
-    metadata(&b, t, p, r, used);
+    metadata(&b, t, p, r, used, rank_used);
+    free(rank_used);
+    if (folded)
+        ev(&b, "\"name\": \"folded: %u of %u hosts played, each doing its "
+               "twins' work (--fold off: every host)\", \"cat\": \"note\", "
+               "\"ph\": \"i\", \"s\": \"g\", \"pid\": 0, \"tid\": 0, "
+               "\"ts\": 0",
+           played, nhosts);
     if (stride > 1 || (lg && (lg->dropped || lg->oom)))
         ev(&b, "\"name\": \"trace sampled (size cap): 1 op in %llu, model "
                "records of 1 slice in %llu\", \"cat\": \"note\", \"ph\": "
@@ -448,12 +491,21 @@ int nsim_trace_write(const char *path, const nsim_topo *t, const nsim_plan *p,
         const nsim_plan_op *op = &l->ops[s->op];
         if (s->op % stride != 0)
             continue;
-        ev(&b, "\"name\": \"%s\", \"cat\": \"op\", \"ph\": \"X\", \"pid\": "
-               "%u, \"tid\": %u, \"ts\": %.6f, \"dur\": %.6f, \"args\": "
-               "{\"bytes\": %llu, \"step\": %u, \"chunk\": %u, \"op\": %u}",
-           prim_name(op->prim), lane_pid(p, s->lane), s->lane,
-           us(s->start_ps), us(s->end_ps - s->start_ps),
-           (unsigned long long)op->bytes, op->step, op->chunk, s->op);
+        if (p->req.compact_ops) /* no placement: no chunk to name */
+            ev(&b, "\"name\": \"%s\", \"cat\": \"op\", \"ph\": \"X\", "
+                   "\"pid\": %u, \"tid\": %u, \"ts\": %.6f, \"dur\": %.6f, "
+                   "\"args\": {\"bytes\": %llu, \"step\": %u, \"op\": %u}",
+               prim_name(op->prim), lane_pid(p, s->lane), s->lane,
+               us(s->start_ps), us(s->end_ps - s->start_ps),
+               (unsigned long long)op->bytes, op->step, s->op);
+        else
+            ev(&b, "\"name\": \"%s\", \"cat\": \"op\", \"ph\": \"X\", "
+                   "\"pid\": %u, \"tid\": %u, \"ts\": %.6f, \"dur\": %.6f, "
+                   "\"args\": {\"bytes\": %llu, \"step\": %u, \"chunk\": "
+                   "%u, \"op\": %u}",
+               prim_name(op->prim), lane_pid(p, s->lane), s->lane,
+               us(s->start_ps), us(s->end_ps - s->start_ps),
+               (unsigned long long)op->bytes, op->step, op->chunk, s->op);
     }
     uint64_t id = 0;
     for (uint32_t c = 0; c < p->nconns; c++) {

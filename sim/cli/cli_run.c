@@ -481,8 +481,10 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
                        .cudagraph = ro->cudagraph > 0,
                        .cputime = ro->cputime, .trace_cap = ro->trace_cap,
                        /* --stats alone reads no op's placement: the run
-                        * folds as it would without it */
-                       .keep_compact = !ro->debug && ro->trace_out == NULL};
+                        * folds as it would without it; --trace too where
+                        * the run folds (its ops then name no chunk) */
+                       .keep_compact = !ro->debug && ro->trace_out == NULL,
+                       .trace_fold = !ro->debug};
     m.analytic = ro->analytic;
     m.time_note = ro->cputime ? "time: the host thread's CPU time per op "
                                 "(nccl-tests -C 1): its kernel launches, "

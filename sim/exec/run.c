@@ -79,11 +79,12 @@ int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f)
 
 /* What a run over a budget could drop: what made its plan whole. */
 static const char *budget_hint(const nsim_scenario *s, const nsim_run_opts *o,
-                               int may_fold)
+                               int compact, int may_fold)
 {
-    if (o->keep && !o->keep_compact)
-        return "; --debug and --trace keep the whole plan, every host "
-               "played and every op placed: drop them at this scale";
+    if (o->keep && !compact)
+        return "; --debug (and --trace where the run does not fold) keeps "
+               "the whole plan, every host played and every op placed: drop "
+               "it at this scale";
     if (!may_fold && s->fold == NSIM_FOLD_OFF)
         return "; --fold off plays every host: folding plays a few";
     return "";
@@ -102,11 +103,14 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                          o->keep && o->want_trace, o->trace_cap,
                          NSIM_FIDELITY_PACKET, s->max_events,
                          s->max_memory};
-    /* a plan kept whole (--trace, --debug) keeps its placement; one kept
-     * compact (--stats, explain) is built, and folded, as a run's */
-    req->compact_ops = !o->keep || o->keep_compact;
+    /* a plan kept whole (--debug, --trace where the run does not fold)
+     * keeps its placement; one kept compact (--stats, explain, a folded
+     * --trace) is built, and folded, as a run's */
     nsim_fold_info fold = {0};
     eo.fidelity = nsim_run_fidelity(s, bytes);
+    req->compact_ops = !o->keep || o->keep_compact ||
+                       (o->want_trace && o->trace_fold &&
+                        nsim_run_may_fold(s, eo.fidelity));
     int may_fold = req->compact_ops && nsim_run_may_fold(s, eo.fidelity);
     if (may_fold)
         NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
@@ -123,6 +127,17 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         req->fold_senders = 0;
         rc = nsim_plan_build(s->topo, req, &plan, err);
     }
+    if (rc == NSIM_OK && o->want_trace && !o->keep_compact &&
+        req->compact_ops && fold.played == fold.hosts) {
+        /* the traced run did not fold after all: its plan whole, every op
+         * placed (the trace names each op's chunk) */
+        nsim_plan_destroy(plan);
+        plan = NULL;
+        req->compact_ops = 0;
+        req->fold_senders = 0;
+        req->fold_tree = 0;
+        rc = nsim_plan_build(s->topo, req, &plan, err);
+    }
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
     if (rc != NSIM_OK) {
@@ -131,7 +146,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         nsim_plan_destroy(plan);
         return NSIM_ERR(err, rc, "%s: %llu bytes: %s%s", s->source,
                         (unsigned long long)bytes, msg,
-                        rc == NSIM_EBUDGET ? budget_hint(s, o, may_fold)
+                        rc == NSIM_EBUDGET ? budget_hint(s, o, req->compact_ops,
+                                                       may_fold)
                                            : "");
     }
     /* nccl-tests times an op as the longer of the GPUs' and the host

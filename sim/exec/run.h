@@ -49,6 +49,8 @@ typedef struct nsim_run_opts {
     int keep_compact; /* with keep: the plan as a run builds it, compact
                        * (no op placement) and folded where it may be:
                        * what explain reads, at any scale */
+    int trace_fold;   /* with want_trace: that plan too where the run may
+                       * fold (its ops then name no chunk) */
 } nsim_run_opts;
 
 /* The plan request for one size (bytes per rank as the planner takes

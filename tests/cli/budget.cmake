@@ -22,7 +22,7 @@ nsim_expect(cli.budget.memory_estimate 1
 # while it is built, and the message says what made it whole
 nsim_expect(cli.budget.plan_stats 1
             CMD ${R} -b 1G -e 1G --debug --max-memory 512K --json budget_plan.json
-            ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more \\(16 ranks, 16 channels, 256 lanes with their ops\\); --debug and --trace keep the whole plan"
+            ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more \\(16 ranks, 16 channels, 256 lanes with their ops\\); --debug \\(and --trace where the run does not fold\\) keeps the whole plan"
             NO_FILE budget_plan.json)
 # --stats alone keeps the plan as the run builds it: compact, it fits
 # where the whole plan does not, and the state estimate is what stops it
