@@ -431,17 +431,28 @@ static cJSON *report_detail(const nsim_scenario *s, const nsim_cli_run_opts *ro,
     return ro->stats && ro->json_out ? nsim_stats_json(s->topo, p, r) : NULL;
 }
 
-static void debug_plan(nsim_scenario *s)
+/* --debug: the largest size's whole plan, printed before the rows. A
+ * plan over the memory budget stops the run here: each size's run
+ * would build the same whole plan and meet the same budget. */
+static int debug_plan(nsim_scenario *s, nsim_err *err)
 {
     nsim_plan *dp = NULL;
     nsim_plan_req dr;
     double pred;
+    nsim_err e = {0};
     uint64_t cnt, bytes = nsim_coll_test_bytes(
         s->coll, nsim_topo_nranks(s->topo), s->type_size, s->max_bytes, &cnt);
-    if (nsim_run_request(s, bytes, &dr, &pred, NULL) == NSIM_OK &&
-        nsim_plan_build(s->topo, &dr, &dp, NULL) == NSIM_OK)
+    int rc = nsim_run_request(s, bytes, &dr, &pred, NULL);
+    if (rc == NSIM_OK && (rc = nsim_plan_build(s->topo, &dr, &dp, &e)) ==
+                             NSIM_OK)
         nsim_debug_plan(stdout, s->topo, dp);
     nsim_plan_destroy(dp);
+    if (rc != NSIM_EBUDGET)
+        return NSIM_OK; /* the run says what else is wrong, size by size */
+    return NSIM_ERR(err, rc, "%s: %llu bytes: %s; --debug keeps the whole "
+                             "plan, every host played and every op placed: "
+                             "drop it at this scale",
+                    s->source, (unsigned long long)bytes, e.msg);
 }
 
 /* --csv, --plot, --trace (the largest size's thread blocks). */
@@ -499,8 +510,11 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
         free(sizes);
         return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
     }
-    if (ro->debug && !ro->quiet)
-        debug_plan(s);
+    if (ro->debug && !ro->quiet && debug_plan(s, err) != NSIM_OK) {
+        free(rows);
+        free(sizes);
+        return NSIM_EBUDGET;
+    }
     int rc = NSIM_OK;
     for (size_t i = 0; i < nsizes; i++) {
         if (kp != NULL) { /* keep only the largest size's details */

@@ -19,11 +19,17 @@ nsim_expect(cli.budget.memory_estimate 1
             ERR "over the memory budget: this run needs about [0-9.]+ MiB of simulation state \\(32 NET connections.*--max-memory is 1.0 MiB.*--fidelity flow"
             NO_FILE budget_mem.json)
 # --debug keeps the whole plan: its op lists count against the budget
-# while it is built, and the message says what made it whole
+# while it is built, and the message says what made it whole; the plan
+# it prints first stops the run (every row would meet the same budget)
 nsim_expect(cli.budget.plan_stats 1
-            CMD ${R} -b 1G -e 1G --debug --max-memory 512K --json budget_plan.json
-            ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more \\(16 ranks, 16 channels, 256 lanes with their ops\\); --debug \\(and --trace where the run does not fold\\) keeps the whole plan"
+            CMD ${R} -b 1M -e 1G --debug --max-memory 512K --json budget_plan.json
+            ERR "1073741824 bytes: over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more \\(16 ranks, 16 channels, 256 lanes with their ops\\); --debug keeps the whole plan"
             NO_FILE budget_plan.json)
+# so does a trace where the run does not fold (packet, 2 hosts)
+nsim_expect(cli.budget.plan_trace 1
+            CMD ${R} -b 1G -e 1G --trace budget_trace.json --max-memory 512K
+            ERR "over the memory budget \\(--max-memory 0.5 MiB\\): the plan alone needs more \\(16 ranks, 16 channels, 256 lanes with their ops\\); --debug \\(and --trace where the run does not fold\\) keeps the whole plan"
+            NO_FILE budget_trace.json)
 # --stats alone keeps the plan as the run builds it: compact, it fits
 # where the whole plan does not, and the state estimate is what stops it
 nsim_expect(cli.budget.stats_compact 1
