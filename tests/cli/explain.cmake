@@ -12,16 +12,11 @@ nsim_expect(cli.explain.copy_bound 0
 nsim_expect(cli.explain.forced_qps 0
             CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 16M
             --qps 4 --nchannels 8 OUT "8 channels, 4 QP\\(s\\) per connection")
-add_test(NAME cli.explain.json
-         COMMAND ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 16M
-                 --quiet --json explain.json)
-set_tests_properties(cli.explain.json PROPERTIES FIXTURES_SETUP explain_json)
-add_test(NAME cli.explain.json_fields
-         COMMAND ${CMAKE_COMMAND} -DFILE=explain.json
-                 "-DRE=\"format\":[ \t]*\"ncclsim-explain\".*\"bound\":.*\"busiest_link\":.*\"util\":.*\"longest_wait\":.*\"on\":.*\"phases\":.*\"steady\":.*\"tuner\":.*\"algo\":"
-                 -P ${NSIM_TESTS}/file_matches.cmake)
-set_tests_properties(cli.explain.json_fields PROPERTIES
-                     FIXTURES_REQUIRED explain_json)
+nsim_expect_file(cli.explain.json
+                 CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json
+                     -b 16M --quiet --json explain.json
+                 FILE explain.json
+                 RE "\"format\":[ \t]*\"ncclsim-explain\".*\"bound\":.*\"busiest_link\":.*\"util\":.*\"longest_wait\":.*\"on\":.*\"phases\":.*\"steady\":.*\"tuner\":.*\"algo\":")
 nsim_expect(cli.explain.bad_size 1
             CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 3
             --json explain_bad.json ERR "multiples of the float size"
@@ -39,14 +34,8 @@ nsim_expect(cli.explain.fold_off 0
             CMD ${NCCLSIM} explain ${D}/fold-4node.json -b 16M --fold off
             OUT "16777216 bytes: 336\\.09 us, busbw 96\\.72 GB/s.*bound by: waits: channel 15 rank [0-9]+ waits 74% of the run on data\n.*NET waits, all connections: CTS 8357\\.4 us"
             NOT_OUT "folded")
-add_test(NAME cli.explain.fold_json
-         COMMAND ${NCCLSIM} explain ${D}/fold-4node.json -b 16M --quiet
-                 --json explain_fold.json)
-set_tests_properties(cli.explain.fold_json PROPERTIES
-                     FIXTURES_SETUP explain_fold_json)
-add_test(NAME cli.explain.fold_json_fields
-         COMMAND ${CMAKE_COMMAND} -DFILE=explain_fold.json
-                 "-DRE=\"fold\":[ \t]*{[ \t\n]*\"hosts\":[ \t]*4,[ \t\n]*\"played\":[ \t]*2"
-                 -P ${NSIM_TESTS}/file_matches.cmake)
-set_tests_properties(cli.explain.fold_json_fields PROPERTIES
-                     FIXTURES_REQUIRED explain_fold_json)
+nsim_expect_file(cli.explain.fold_json
+                 CMD ${NCCLSIM} explain ${D}/fold-4node.json -b 16M --quiet
+                     --json explain_fold.json
+                 FILE explain_fold.json
+                 RE "\"fold\":[ \t]*{[ \t\n]*\"hosts\":[ \t]*4,[ \t\n]*\"played\":[ \t]*2")

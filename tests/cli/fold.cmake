@@ -62,24 +62,15 @@ nsim_expect(cli.fold.stats_off 0
 # --trace folds where the run folds: the played hosts' tracks, said so in
 # otherData and a note; its ops name no chunk (the folded plan places
 # none). --fold off traces every host, chunks named.
-add_test(NAME cli.fold.trace
-         COMMAND ${NCCLSIM} run ${D}/fold-4node.json -b 4M -e 4M --quiet
-                 --trace fold_trace.json)
-set_tests_properties(cli.fold.trace PROPERTIES FIXTURES_SETUP fold_trace)
-add_test(NAME cli.fold.trace_fields
-         COMMAND ${CMAKE_COMMAND} -DFILE=fold_trace.json
-                 "-DRE=\"hosts_played\": 2, \"hosts\": 4, .*\"name\": \"rank 15\".*\"name\": \"folded: 2 of 4 hosts played, each doing its twins' work[^\n]*\n.*\"cat\": \"op\", [^\n]*\"args\": {\"bytes\": [0-9]+, \"step\": [0-9]+, \"op\": [0-9]+}"
-                 "-DNOT_RE=\"chunk\"|\"name\": \"rank 16\""
-                 -P ${NSIM_TESTS}/file_matches.cmake)
-set_tests_properties(cli.fold.trace_fields PROPERTIES FIXTURES_REQUIRED fold_trace)
-add_test(NAME cli.fold.trace_off
-         COMMAND ${NCCLSIM} run ${D}/fold-4node.json -b 4M -e 4M --quiet
-                 --fold off --trace fold_trace_off.json)
-set_tests_properties(cli.fold.trace_off PROPERTIES FIXTURES_SETUP fold_trace_off)
-add_test(NAME cli.fold.trace_off_fields
-         COMMAND ${CMAKE_COMMAND} -DFILE=fold_trace_off.json
-                 "-DRE=\"name\": \"rank 31\".*\"args\": {\"bytes\": [0-9]+, \"step\": [0-9]+, \"chunk\": [0-9]+, \"op\": [0-9]+}"
-                 "-DNOT_RE=hosts_played|folded:"
-                 -P ${NSIM_TESTS}/file_matches.cmake)
-set_tests_properties(cli.fold.trace_off_fields PROPERTIES
-                     FIXTURES_REQUIRED fold_trace_off)
+nsim_expect_file(cli.fold.trace
+                 CMD ${NCCLSIM} run ${D}/fold-4node.json -b 4M -e 4M --quiet
+                     --trace fold_trace.json
+                 FILE fold_trace.json
+                 RE "\"hosts_played\": 2, \"hosts\": 4, .*\"name\": \"rank 15\".*\"name\": \"folded: 2 of 4 hosts played, each doing its twins' work[^\n]*\n.*\"cat\": \"op\", [^\n]*\"args\": {\"bytes\": [0-9]+, \"step\": [0-9]+, \"op\": [0-9]+}"
+                 NOT_RE "\"chunk\"|\"name\": \"rank 16\"")
+nsim_expect_file(cli.fold.trace_off
+                 CMD ${NCCLSIM} run ${D}/fold-4node.json -b 4M -e 4M --quiet
+                     --fold off --trace fold_trace_off.json
+                 FILE fold_trace_off.json
+                 RE "\"name\": \"rank 31\".*\"args\": {\"bytes\": [0-9]+, \"step\": [0-9]+, \"chunk\": [0-9]+, \"op\": [0-9]+}"
+                 NOT_RE "hosts_played|folded:")
