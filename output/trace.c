@@ -153,7 +153,7 @@ static int collect_flows(const nsim_plan *p, const nsim_exec_result *r,
     for (uint64_t i = 0; i < r->nspans; i++) {
         const nsim_op_span *s = &r->spans[i];
         const nsim_plan_lane *l = &p->lanes[s->lane];
-        const nsim_plan_op *op = &l->ops[s->op];
+        const nsim_plan_op *op = nsim_plan_lane_op(l, s->op);
         for (int send = 0; send < 2; send++) {
             if (!(op->prim & (send ? NSIM_PRIM_SEND : NSIM_PRIM_RECV)))
                 continue;
@@ -488,7 +488,7 @@ int nsim_trace_write(const char *path, const nsim_topo *t, const nsim_plan *p,
     for (uint64_t i = 0; i < r->nspans; i++) {
         const nsim_op_span *s = &r->spans[i];
         const nsim_plan_lane *l = &p->lanes[s->lane];
-        const nsim_plan_op *op = &l->ops[s->op];
+        const nsim_plan_op *op = nsim_plan_lane_op(l, s->op);
         if (s->op % stride != 0)
             continue;
         if (p->req.compact_ops) /* no placement: no chunk to name */

@@ -75,9 +75,9 @@ static int gpu_plan(const nsim_plan *p, nsim_hdt dt, nsim_hop op,
             return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
         for (uint32_t k = 0; k < l->nops; k++) {
             int64_t io, oo;
-            (void)nsim_hwx_op_io(p, l->rank, &l->ops[k], &io, &oo);
-            ops[k] = (nsim_cudab_op){l->ops[k].prim, 0, l->ops[k].bytes, io,
-                                     oo};
+            const nsim_plan_op *po = nsim_plan_lane_op(l, k);
+            (void)nsim_hwx_op_io(p, l->rank, po, &io, &oo);
+            ops[k] = (nsim_cudab_op){po->prim, 0, po->bytes, io, oo};
         }
         (*lanes)[i] = (nsim_cudab_lane){l->rank, l->send_conn, l->recv_conn,
                                         l->nops, ops};

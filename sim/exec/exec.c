@@ -27,6 +27,7 @@
 typedef struct lane_rt {
     const nsim_plan_op *ops; /* the plan lane's */
     uint32_t nops, op;
+    uint32_t patch_at;       /* the plan lane's next patched op, or none */
     uint32_t rank;           /* the plan lane's */
     uint8_t busy;
     uint8_t per_step_conns;  /* the plan lane's (PAT) */
@@ -43,6 +44,30 @@ typedef struct lane_rt {
     const nsim_plan_lane *pl;
 } __attribute__((aligned(64))) lane_rt;
 _Static_assert(LANE_CONNS < 256, "lane_rt counts connections in a byte");
+/* The lane's current op: its array's, or a patch (plan.h). */
+static inline const nsim_plan_op *lane_op(const lane_rt *l)
+{
+    return l->op == l->patch_at ? nsim_plan_lane_op(l->pl, l->op)
+                                : &l->ops[l->op];
+}
+
+/* Past the current op: the next patch, where this one was patched. */
+static inline void lane_next_op(lane_rt *l)
+{
+    if (l->op++ == l->patch_at) {
+        const nsim_plan_lane *pl = l->pl;
+        uint32_t lo = 0, hi = pl->npatch; /* the first at >= op */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (pl->patch[mid].at < l->op)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        l->patch_at = lo < pl->npatch ? pl->patch[lo].at : UINT32_MAX;
+    }
+}
+
 #define LANE_RECV(l, k) ((l)->conn[k][0])
 #define LANE_SEND(l, k) ((l)->conn[k][1])
 
@@ -125,7 +150,7 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
     exec *ex = ev->target;
     uint32_t li = (uint32_t)ev->arg.u64;
     lane_rt *l = &ex->lanes[li];
-    const nsim_plan_op *op = &l->ops[l->op];
+    const nsim_plan_op *op = lane_op(l);
     uint32_t k0, k1;
     op_conns(l, op, l->nrecv, &k0, &k1);
     l->busy = 0;
@@ -144,7 +169,8 @@ static void on_lane_done(nsim_sim *sim, nsim_event *ev)
             return;
         }
     }
-    if (++l->op == l->nops) {
+    lane_next_op(l);
+    if (l->op == l->nops) {
         ex->lanes_left--;
         if (nsim_sim_now(sim) > ex->finish)
             ex->finish = nsim_sim_now(sim);
@@ -197,7 +223,7 @@ static void lane_try(exec *ex, uint32_t li)
         return;
     if (l->rank < ex->plan->nranks && !ex->started[l->rank])
         return; /* its kernel is not launched yet */
-    const nsim_plan_op *op = &l->ops[l->op];
+    const nsim_plan_op *op = lane_op(l);
     if (!op_ready(ex, l, op))
         return;
     nsim_time done = nsim_sim_now(ex->sim);
@@ -422,6 +448,7 @@ static void lane_conns(lane_rt *l)
     const nsim_plan_lane *pl = l->pl;
     l->ops = pl->ops;
     l->nops = pl->nops;
+    l->patch_at = pl->npatch > 0 ? pl->patch[0].at : UINT32_MAX;
     l->rank = pl->rank;
     l->per_step_conns = pl->per_step_conns != 0;
     if (pl->recv_conn != UINT32_MAX)
@@ -548,6 +575,7 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     res->host_ps = (nsim_time)ex->gpus_per_thread * ex->launch_ps;
     res->time_ps = res->gpu_ps > res->host_ps ? res->gpu_ps : res->host_ps;
     res->events = nsim_sim_get_counters(ex->sim).events_run;
+    if (getenv("NSIM_PEAK")) { nsim_sim_counters c_ = nsim_sim_get_counters(ex->sim); fprintf(stderr, "peak_pending %llu pool %llu\n", (unsigned long long)c_.peak_pending, (unsigned long long)c_.pool_events); }
     res->flow = nsim_fabric_flow_counters(ex->fab);
     res->spans = ex->spans; /* handed over (NULL without want_trace) */
     res->nspans = ex->nspans;
@@ -679,7 +707,7 @@ int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,
         lane_rt l = {.pl = &plan->lanes[i]};
         lane_conns(&l);
         for (uint32_t o = 0; o < l.pl->nops; o++) {
-            const nsim_plan_op *op = &l.pl->ops[o];
+            const nsim_plan_op *op = nsim_plan_lane_op(l.pl, o);
             uint32_t k0, k1;
             ev += EST_OP_EVENTS;
             if (!(op->prim & NSIM_PRIM_SEND))

@@ -192,7 +192,7 @@ static int check_plan(const nsim_hwx *x, nsim_err *err)
             return NSIM_ERR(err, NSIM_ECONFIG, "lane %u: rank %u of %u", i,
                             l->rank, p->nranks);
         for (uint32_t k = 0; k < l->nops; k++) {
-            const nsim_plan_op *op = &l->ops[k];
+            const nsim_plan_op *op = nsim_plan_lane_op(l, k);
             int64_t io, oo;
             if (op->bytes % x->ts != 0 ||
                 ((op->prim & NSIM_PRIM_SEND) && op->bytes > p->slice_bytes))
@@ -297,7 +297,7 @@ static int run_op(lane *l, uint32_t k, uint8_t *in, uint8_t *out, int record,
 {
     nsim_hwx *x = l->x;
     const nsim_hw_xport_ops *xp = x->cfg.xp;
-    const nsim_plan_op *op = &l->pl->ops[k];
+    const nsim_plan_op *op = nsim_plan_lane_op(l->pl, k);
     uint8_t prim = op->prim;
     size_t nb = op->bytes, ne = nb / x->ts;
     const void *slot = NULL;

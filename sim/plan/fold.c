@@ -205,19 +205,60 @@ static int conns_alike(const fold *f, const nsim_plan_conn *c,
  * primitives on the same steps whose payloads differ by at most
  * NSIM_FOLD_BYTES_TOL of w's in all (a size that does not divide evenly
  * leaves a few more elements to some ranks); the largest such
- * difference goes to fi->bytes_diff. */
-static int ops_alike(const nsim_plan_lane *l, const nsim_plan_lane *w,
-                     nsim_fold_info *fi)
+ * difference goes to fi->bytes_diff. Lanes on one array with patches
+ * (plan.h) differ at most where either has one: those are compared, and
+ * the array's total (*memo, kept from lane to lane) is summed once. */
+typedef struct ops_total {
+    const nsim_plan_op *ops;
+    uint64_t bytes;
+} ops_total;
+
+static int op_alike(const nsim_plan_op *a, const nsim_plan_op *b,
+                    uint64_t *diff)
 {
-    if (l->ops == w->ops)
+    if (a->prim != b->prim || a->slice != b->slice || a->step != b->step)
+        return 0;
+    *diff += a->bytes > b->bytes ? a->bytes - b->bytes : b->bytes - a->bytes;
+    return 1;
+}
+
+static int ops_alike(const nsim_plan_lane *l, const nsim_plan_lane *w,
+                     ops_total *memo, nsim_fold_info *fi)
+{
+    if (l->ops == w->ops && l->patch == w->patch && l->npatch == w->npatch)
         return 1;
     uint64_t diff = 0, total = 0;
-    for (uint32_t i = 0; i < l->nops; i++) {
-        const nsim_plan_op *a = &l->ops[i], *b = &w->ops[i];
-        if (a->prim != b->prim || a->slice != b->slice || a->step != b->step)
-            return 0;
-        diff += a->bytes > b->bytes ? a->bytes - b->bytes : b->bytes - a->bytes;
-        total += b->bytes;
+    if (l->ops == w->ops) {
+        if (memo->ops != w->ops) {
+            memo->ops = w->ops;
+            memo->bytes = 0;
+            for (uint32_t i = 0; i < w->nops; i++)
+                memo->bytes += w->ops[i].bytes;
+        }
+        total = memo->bytes;
+        for (uint32_t i = 0; i < w->npatch; i++)
+            total += w->patch[i].op.bytes - w->ops[w->patch[i].at].bytes;
+        uint32_t a = 0, b = 0;
+        while (a < l->npatch || b < w->npatch) {
+            uint32_t at = b == w->npatch ? l->patch[a].at
+                          : a == l->npatch ? w->patch[b].at
+                          : l->patch[a].at < w->patch[b].at ? l->patch[a].at
+                                                            : w->patch[b].at;
+            const nsim_plan_op *x = &l->ops[at], *y = &w->ops[at];
+            if (a < l->npatch && l->patch[a].at == at)
+                x = &l->patch[a++].op;
+            if (b < w->npatch && w->patch[b].at == at)
+                y = &w->patch[b++].op;
+            if (!op_alike(x, y, &diff))
+                return 0;
+        }
+    } else {
+        for (uint32_t i = 0; i < l->nops; i++) {
+            const nsim_plan_op *y = nsim_plan_lane_op(w, i);
+            if (!op_alike(nsim_plan_lane_op(l, i), y, &diff))
+                return 0;
+            total += y->bytes;
+        }
     }
     double rel = total ? (double)diff / (double)total : (diff ? 1.0 : 0.0);
     if (rel > NSIM_FOLD_BYTES_TOL)
@@ -235,13 +276,14 @@ static int plan_repeats(const fold *f, const nsim_plan *p, nsim_fold_info *fi)
     if (into == NULL)
         return NSIM_ENOMEM;
     int ok = 1;
+    ops_total memo = {NULL, 0};
     for (uint32_t c = 0; ok && c < p->nchannels; c++) {
         for (uint32_t r = 0; ok && r < n; r++) {
             uint32_t tr = twin_rank(f, r);
             const nsim_plan_lane *l = &p->lanes[(size_t)c * n + r];
             const nsim_plan_lane *w = &p->lanes[(size_t)c * n + tr];
             if (l->nops != w->nops || l->shares_sm != w->shares_sm ||
-                !ops_alike(l, w, fi))
+                !ops_alike(l, w, &memo, fi))
                 ok = refuse(fi, "channel %u: rank %u's ops differ from "
                                 "rank %u's", c, r, tr);
             else if (!conns_alike(f, &p->conns[l->send_conn],
@@ -353,7 +395,7 @@ static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi)
 }
 
 typedef struct ops_user {
-    const nsim_plan_op *ops;
+    const void *ops;
     nsim_plan_lane *lane;
 } ops_user;
 
@@ -363,11 +405,18 @@ static int cmp_user(const void *a, const void *b)
     return x->ops < y->ops ? -1 : x->ops > y->ops;
 }
 
-/* Every op array owned by a lane that the fold drops goes to a played
- * lane that shares it, or is freed when none does. */
-static int own_played_ops(const fold *f, nsim_plan *p)
+/* Lane l's op array (patches: its patch array) and whether l owns it. */
+static void *lane_array(nsim_plan_lane *l, int patches, uint32_t **shared)
 {
-    uint32_t n = p->nranks, np = p->nchannels * f->gm, k = 0;
+    *shared = patches ? &l->patch_shared : &l->ops_shared;
+    return patches ? (void *)l->patch : (void *)l->ops;
+}
+
+/* Every op (patches: patch) array owned by a lane that the fold drops
+ * goes to a played lane that shares it, or is freed when none does. */
+static int own_played_ops(const fold *f, nsim_plan *p, int patches)
+{
+    uint32_t n = p->nranks, np = p->nchannels * f->gm, k = 0, *shared;
     uint32_t first = f->base * f->hm->per_host;
     ops_user *u = malloc((np ? np : 1) * sizeof *u);
     if (u == NULL)
@@ -375,19 +424,22 @@ static int own_played_ops(const fold *f, nsim_plan *p)
     for (uint32_t c = 0; c < p->nchannels; c++)
         for (uint32_t q = 0; q < f->gm; q++) {
             nsim_plan_lane *l = &p->lanes[(size_t)c * n + (first + q) % n];
-            u[k++] = (ops_user){l->ops, l};
+            u[k++] = (ops_user){lane_array(l, patches, &shared), l};
         }
     qsort(u, np, sizeof *u, cmp_user);
     for (uint32_t i = 0; i < p->nlanes; i++) {
         nsim_plan_lane *l = &p->lanes[i];
-        if (l->ops_shared || twin_rank(f, i % n) == i % n)
+        void *a = lane_array(l, patches, &shared);
+        if (*shared || a == NULL || twin_rank(f, i % n) == i % n)
             continue; /* not an owner, or played */
-        ops_user key = {l->ops, NULL};
+        ops_user key = {a, NULL};
         ops_user *hit = bsearch(&key, u, np, sizeof *u, cmp_user);
-        if (hit != NULL)
-            hit->lane->ops_shared = 0;
-        else
-            free(l->ops);
+        if (hit != NULL) {
+            (void)lane_array(hit->lane, patches, &shared);
+            *shared = 0;
+        } else {
+            free(a);
+        }
     }
     free(u);
     return NSIM_OK;
@@ -408,7 +460,8 @@ static int rewrite(const fold *f, nsim_plan *p)
     }
     /* the op arrays of dropped lanes: handed to a played lane that uses
      * them (it becomes their owner), freed otherwise */
-    NSIM_TRY(own_played_ops(f, p));
+    NSIM_TRY(own_played_ops(f, p, 0));
+    NSIM_TRY(own_played_ops(f, p, 1));
     for (uint32_t c = 0; c < p->nchannels; c++)
         for (uint32_t q = 0; q < gm; q++) {
             uint32_t id = c * gm + q, r = (first + q) % n;

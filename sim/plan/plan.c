@@ -175,14 +175,31 @@ uint64_t nsim_plan_wire_bytes(const nsim_plan *p, uint64_t payload)
            p->line_bytes;
 }
 
+const nsim_plan_op *nsim_plan_lane_op(const nsim_plan_lane *l, uint32_t k)
+{
+    uint32_t lo = 0, hi = l->npatch;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l->patch[mid].at < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < l->npatch && l->patch[lo].at == k ? &l->patch[lo].op
+                                                  : &l->ops[k];
+}
+
 void nsim_plan_destroy(nsim_plan *p)
 {
     if (p == NULL)
         return;
     if (p->lanes != NULL)
-        for (uint32_t i = 0; i < p->nlanes; i++)
+        for (uint32_t i = 0; i < p->nlanes; i++) {
             if (!p->lanes[i].ops_shared)
                 free(p->lanes[i].ops);
+            if (!p->lanes[i].patch_shared)
+                free(p->lanes[i].patch);
+        }
     free(p->lanes);
     free(p->conns);
     free(p->ring);
@@ -537,37 +554,72 @@ int nsim__plan_push_chunk(const nsim_plan *p, op_buf *b, uint8_t prim,
     return NSIM_OK;
 }
 
+/* Ring AllReduce, one loop of 2n-1 emits (nccl-internals 3.3): emit e
+ * works on chunk ar_chunk(n, pos, e) with primitive ar_prim(n, e). The
+ * reduce-scatter half sends the chunk of ring[pos-1], reduces n-2 on to
+ * the own (recvReduceCopySend), the all-gather half forwards n-2 and
+ * receives the last. */
+static uint8_t ar_prim(uint32_t n, uint32_t e)
+{
+    if (e == 0)
+        return NSIM_PRIM_SEND;
+    if (e < n - 1)
+        return NSIM_PRIM_RECV | NSIM_PRIM_REDUCE | NSIM_PRIM_SEND;
+    if (e == n - 1)
+        return NSIM_PRIM_RECV | NSIM_PRIM_REDUCE | NSIM_PRIM_COPY_OUT |
+               NSIM_PRIM_SEND;
+    if (e < 2 * n - 2)
+        return NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT | NSIM_PRIM_SEND;
+    return NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT;
+}
+
+static uint32_t ar_chunk(uint32_t n, uint32_t pos, uint32_t e)
+{
+    uint32_t j = e < n - 1 ? e + 1 : e == n - 1 ? 0 : e - n + 1;
+    return (pos + n - j) % n;
+}
+
+/* The chunk (elements) of the loop at element off: the plan's, or in the
+ * last loop, where less than n of them is left, the rest's share rounded
+ * up to 16 bytes. */
+static uint64_t ar_loop_chunk(const nsim_plan *p, uint64_t count, uint64_t off)
+{
+    uint32_t n = p->nranks, ts = p->req.type_size;
+    uint64_t rem = count - off, cc = p->chunk_bytes / ts;
+    if (rem < (uint64_t)n * cc)
+        cc = div_up(div_up(rem, n), 16 / ts) * (16 / ts);
+    return cc;
+}
+
+/* Elements of chunk ch in that loop: cc, fewer in an uneven last loop,
+ * or none (<= 0) past the channel's count. */
+static int64_t ar_chunk_elems(uint64_t count, uint64_t off, uint64_t cc,
+                              uint32_t ch)
+{
+    int64_t ne = (int64_t)count - (int64_t)(off + (uint64_t)ch * cc);
+    return ne < (int64_t)cc ? ne : (int64_t)cc;
+}
+
+#define AR_EVERY_CHUNK INT64_MIN
+
+/* Ring position pos of channel c. last_ne: every chunk of an uneven last
+ * loop given that many elements (the array compact positions share), or
+ * AR_EVERY_CHUNK for each its own. */
 static int allreduce_lane(const nsim_plan *p, uint32_t c, uint32_t pos,
-                          op_buf *b)
+                          int64_t last_ne, op_buf *b)
 {
     uint32_t n = p->nranks, ts = p->req.type_size;
     uint64_t count = p->chan_bytes[c] / ts, base = p->chan_offset[c];
-    uint64_t chunk_count = p->chunk_bytes / ts;
-    for (uint64_t off = 0; off < count; off += (uint64_t)n * chunk_count) {
-        uint64_t rem = count - off, cc = chunk_count;
-        if (rem < (uint64_t)n * cc)
-            cc = div_up(div_up(rem, n), 16 / ts) * (16 / ts);
-        uint16_t step = 0;
-#define CHUNK(j) ((pos + n - (j)) % n)
-#define EMIT(prim, ch)                                                       \
-    do {                                                                     \
-        int64_t ne = (int64_t)count - (int64_t)(off + (ch)*cc);              \
-        ne = ne < (int64_t)cc ? ne : (int64_t)cc;                            \
-        NSIM_TRY(nsim__plan_push_chunk(p, b, (prim), step++, (ch), off + (ch)*cc, ne,   \
-                            base));                                          \
-    } while (0)
-        EMIT(NSIM_PRIM_SEND, CHUNK(1));
-        for (uint32_t j = 2; j < n; j++)
-            EMIT(NSIM_PRIM_RECV | NSIM_PRIM_REDUCE | NSIM_PRIM_SEND, CHUNK(j));
-        EMIT(NSIM_PRIM_RECV | NSIM_PRIM_REDUCE | NSIM_PRIM_COPY_OUT |
-                 NSIM_PRIM_SEND,
-             CHUNK(0));
-        for (uint32_t j = 1; j + 1 < n; j++)
-            EMIT(NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT | NSIM_PRIM_SEND,
-                 CHUNK(j));
-        EMIT(NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT, CHUNK(n - 1));
-#undef EMIT
-#undef CHUNK
+    uint64_t loop = (uint64_t)n * (p->chunk_bytes / ts);
+    for (uint64_t off = 0; off < count; off += loop) {
+        uint64_t cc = ar_loop_chunk(p, count, off);
+        int last = count - off < loop && last_ne != AR_EVERY_CHUNK;
+        for (uint32_t e = 0; e < 2 * n - 1; e++) {
+            uint32_t ch = ar_chunk(n, pos, e);
+            int64_t ne = last ? last_ne : ar_chunk_elems(count, off, cc, ch);
+            NSIM_TRY(nsim__plan_push_chunk(p, b, ar_prim(n, e), (uint16_t)e,
+                                           ch, off + ch * cc, ne, base));
+        }
     }
     return NSIM_OK;
 }
@@ -812,7 +864,7 @@ static int ring_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
 {
     switch (p->req.coll) {
     case NSIM_COLL_ALLREDUCE:
-        return allreduce_lane(p, c, pos, b);
+        return allreduce_lane(p, c, pos, AR_EVERY_CHUNK, b);
     case NSIM_COLL_ALLGATHER:
     case NSIM_COLL_REDUCESCATTER:
         return agrs_lane(p, c, pos, b);
@@ -888,15 +940,146 @@ static uint32_t ring_ops_like(const nsim_plan *p, uint32_t c)
     return UINT32_MAX;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Patches of ring position pos (patched_ring): the ops of the minority
+ * chunks m[0..nm) of the last loop (starting at op last_op, its chunk
+ * cc, at element off), where they differ from base. A chunk at distance
+ * j = pos - ch along the ring is emit j - 1 and n + j - 1 of the loop,
+ * the own chunk (j = 0) emit n - 1. emits: room for 2 nm emits and
+ * then their ops (2 nm spc); scratch: an op buffer for them. */
+static int position_patches(nsim_plan *p, uint32_t c, uint32_t pos,
+                            const uint32_t *m, uint32_t nm, uint64_t off,
+                            uint64_t cc, uint32_t last_op,
+                            const nsim_plan_op *base, uint64_t *emits,
+                            op_buf *scratch, nsim_plan_lane *l)
+{
+    uint32_t n = p->nranks, ts = p->req.type_size, ne = 0;
+    uint32_t spc = p->chunk_steps / p->slice_steps;
+    uint64_t count = p->chan_bytes[c] / ts;
+    for (uint32_t i = 0; i < nm; i++) {
+        uint32_t j = (pos + n - m[i]) % n;
+        if (j == 0) {
+            emits[ne++] = (uint64_t)(n - 1) << 32 | m[i];
+        } else {
+            emits[ne++] = (uint64_t)(j - 1) << 32 | m[i];
+            emits[ne++] = (uint64_t)(n + j - 1) << 32 | m[i];
+        }
+    }
+    qsort(emits, ne, sizeof *emits, cmp_u64);
+    scratch->n = 0;
+    for (uint32_t i = 0; i < ne; i++) {
+        uint32_t e = (uint32_t)(emits[i] >> 32), ch = (uint32_t)emits[i];
+        NSIM_TRY(nsim__plan_push_chunk(p, scratch, ar_prim(n, e), (uint16_t)e,
+                                       ch, 0,
+                                       ar_chunk_elems(count, off, cc, ch), 0));
+    }
+    uint32_t np = 0;
+    uint64_t *sel = emits + 2 * (size_t)nm; /* patch k: at << 32 | op */
+    for (uint32_t i = 0; i < scratch->n; i++) {
+        nsim_plan_op *op = &scratch->ops[i];
+        uint32_t at = last_op + (uint32_t)(emits[i / spc] >> 32) * spc +
+                      i % spc;
+        op->chunk = 0;
+        op->offset = 0;
+        if (memcmp(op, &base[at], sizeof *op) != 0)
+            sel[np++] = (uint64_t)at << 32 | i;
+    }
+    if (np == 0)
+        return NSIM_OK;
+    l->patch = nsim__plan_calloc(p, np, sizeof *l->patch);
+    if (l->patch == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t i = 0; i < np; i++)
+        l->patch[i] = (nsim_plan_patch){(uint32_t)(sel[i] >> 32),
+                                        scratch->ops[(uint32_t)sel[i]]};
+    l->npatch = np;
+    return NSIM_OK;
+}
+
+/* A compact ring AllReduce whose last loop is uneven (the size does not
+ * divide into n equal chunks: 1,536 ranks, 1 GiB): every position's ops
+ * differ there, and n arrays of 2n ops each were n^2 (2.4 GB and 15 s at
+ * 6,144 ranks). Positions differ only in where along their loop the
+ * short and empty chunks fall, so they share one array, with the last
+ * loop's chunks all of the most common length, and each keeps patches:
+ * its ops of the other chunks (a few, at 16 MiB and up). Returns 0
+ * without building where the patches would not be much smaller than
+ * the arrays (many short or empty chunks: small sizes on many ranks). */
+static int patched_ring(nsim_plan *p, uint32_t c, op_owners *owners,
+                        int *built)
+{
+    uint32_t n = p->nranks, ts = p->req.type_size;
+    uint32_t spc = p->chunk_steps / p->slice_steps;
+    uint64_t count = p->chan_bytes[c] / ts;
+    uint64_t loop = (uint64_t)n * (p->chunk_bytes / ts);
+    *built = 0;
+    if (!p->req.compact_ops || p->req.coll != NSIM_COLL_ALLREDUCE ||
+        count == 0 || loop == 0)
+        return NSIM_OK;
+    uint64_t off = (count - 1) / loop * loop, cc = ar_loop_chunk(p, count, off);
+    uint32_t last_op = (uint32_t)(off / loop) * (2 * n - 1) * spc;
+    /* chunk lengths: full (cc), one short, the rest empty */
+    uint32_t full = 0, empty = 0;
+    for (uint32_t ch = 0; ch < n; ch++) {
+        int64_t ne = ar_chunk_elems(count, off, cc, ch);
+        full += ne == (int64_t)cc;
+        empty += ne <= 0;
+    }
+    int64_t most = full >= empty ? (int64_t)cc : 0;
+    uint32_t nm = n - (full >= empty ? full : empty);
+    uint64_t nops = (off / loop + 1) * (2 * n - 1) * spc;
+    if ((uint64_t)nm * 2 * spc * sizeof(nsim_plan_patch) * 4 >
+        nops * sizeof(nsim_plan_op))
+        return NSIM_OK;
+    uint32_t *m = malloc((nm ? nm : 1) * sizeof *m);
+    uint64_t *emits = malloc((2 * (size_t)nm * (spc + 1) + 1) * sizeof *emits);
+    op_buf scratch = {NULL, 0, 0, NULL, 0}, b = nsim__plan_ops(p);
+    int rc = m == NULL || emits == NULL ? NSIM_ENOMEM : NSIM_OK;
+    for (uint32_t ch = 0, k = 0; rc == NSIM_OK && ch < n; ch++) {
+        int64_t ne = ar_chunk_elems(count, off, cc, ch);
+        if ((ne < 0 ? 0 : ne) != most)
+            m[k++] = ch;
+    }
+    const uint32_t *ring = &p->ring[c * n];
+    nsim_plan_lane *first = &p->lanes[c * n + ring[0]];
+    if (rc == NSIM_OK && (rc = allreduce_lane(p, c, 0, most, &b)) == NSIM_OK)
+        nsim__plan_set_ops(p, first, &b, owners);
+    else
+        free(b.ops);
+    for (uint32_t pos = 0; rc == NSIM_OK && pos < n; pos++) {
+        nsim_plan_lane *l = &p->lanes[c * n + ring[pos]];
+        if (pos > 0) {
+            l->ops = first->ops;
+            l->nops = first->nops;
+            l->ops_shared = 1;
+        }
+        rc = position_patches(p, c, pos, m, nm, off, cc, last_op, first->ops,
+                              emits, &scratch, l);
+    }
+    free(scratch.ops);
+    free(emits);
+    free(m);
+    *built = rc == NSIM_OK;
+    return rc;
+}
+
 static int build_ops(nsim_plan *p, nsim_err *err)
 {
     uint32_t n = p->nranks;
     op_owners owners = {{NULL}, 0};
     for (uint32_t c = 0; c < p->nchannels; c++) {
         const nsim_plan_lane *first = NULL;
-        int uniform = ring_ops_uniform(p, c);
+        int uniform = ring_ops_uniform(p, c), patched = 0;
         uint32_t like = uniform ? UINT32_MAX : ring_ops_like(p, c);
-        for (uint32_t pos = 0; pos < n; pos++) {
+        if (!uniform && like == UINT32_MAX &&
+            patched_ring(p, c, &owners, &patched) != NSIM_OK)
+            return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
+        for (uint32_t pos = 0; !patched && pos < n; pos++) {
             nsim_plan_lane *l = &p->lanes[c * n + p->ring[c * n + pos]];
             if (first != NULL) { /* uniform: the first position's ops */
                 l->ops = first->ops;
@@ -910,6 +1093,9 @@ static int build_ops(nsim_plan *p, nsim_err *err)
                 l->ops = o->ops;
                 l->nops = o->nops;
                 l->ops_shared = 1;
+                l->patch = o->patch;
+                l->npatch = o->npatch;
+                l->patch_shared = 1;
                 continue;
             }
             op_buf b = nsim__plan_ops(p);

@@ -78,6 +78,13 @@ typedef struct nsim_plan_op {
     uint64_t bytes;  /* payload of this slice (may be 0) */
 } nsim_plan_op;
 
+/* An op of a lane that differs from its shared array (compact plans):
+ * op at index at. */
+typedef struct nsim_plan_patch {
+    uint32_t at;
+    nsim_plan_op op;
+} nsim_plan_patch;
+
 /* One directed connection: channel c, rank from -> rank to. */
 typedef struct nsim_plan_conn {
     uint32_t channel, from, to;
@@ -124,7 +131,15 @@ typedef struct nsim_plan_lane {
     uint32_t per_step_conns;
     /* 1: ops belong to another lane (compact_ops), not freed with this */
     uint32_t ops_shared;
+    /* compact_ops: the ops that differ from the shared array, by
+     * ascending index (an uneven ring AllReduce: the positions' short and
+     * empty chunks; NULL: none); patch_shared as ops_shared */
+    uint32_t npatch, patch_shared;
+    nsim_plan_patch *patch;
 } nsim_plan_lane;
+
+/* Op k of lane l: the patch at k, or ops[k]. */
+const nsim_plan_op *nsim_plan_lane_op(const nsim_plan_lane *l, uint32_t k);
 
 typedef struct nsim_plan_req {
     nsim_coll coll;

@@ -103,7 +103,7 @@ static void lane_json(FILE *f, const nsim_plan_lane *l)
     key(f, 3, "ops");
     fputc('[', f);
     for (uint32_t i = 0; i < l->nops; i++) {
-        const nsim_plan_op *op = &l->ops[i];
+        const nsim_plan_op *op = nsim_plan_lane_op(l, i);
         fprintf(f, "%s[%u, %u, %u, %u, %" PRIu64 ", %" PRIu64 "]",
                 i ? ", " : "", (unsigned)op->prim, (unsigned)op->step,
                 (unsigned)op->slice, (unsigned)op->chunk,
