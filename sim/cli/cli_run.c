@@ -407,6 +407,11 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                                 "route than the played, by up to %.2f us)",
                         f->net_unlike, f->net_conns,
                         (double)f->lat_diff_ps / 1e6);
+            if (f->bytes_diff > 0)
+                fprintf(stderr, " (a lane's payloads differ from its twin's "
+                                "by up to %.3f %%: the size does not divide "
+                                "evenly)",
+                        f->bytes_diff * 100);
         } else if (f->why_not[0] != '\0') {
             fprintf(stderr, ", not folded: %s", f->why_not);
         }

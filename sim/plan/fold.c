@@ -205,7 +205,7 @@ static int conns_alike(const fold *f, const nsim_plan_conn *c,
  * primitives on the same steps whose payloads differ by at most
  * NSIM_FOLD_BYTES_TOL of w's in all (a size that does not divide evenly
  * leaves a few more elements to some ranks); the largest such
- * difference goes to fi->bytes_diff. Lanes on one array with patches
+ * difference goes to fi->bytes_diff, a larger one to *over. Lanes on one array with patches
  * (plan.h) differ at most where either has one: those are compared, and
  * the array's total (*memo, kept from lane to lane) is summed once. */
 typedef struct ops_total {
@@ -223,7 +223,7 @@ static int op_alike(const nsim_plan_op *a, const nsim_plan_op *b,
 }
 
 static int ops_alike(const nsim_plan_lane *l, const nsim_plan_lane *w,
-                     ops_total *memo, nsim_fold_info *fi)
+                     ops_total *memo, nsim_fold_info *fi, double *over)
 {
     if (l->ops == w->ops && l->patch == w->patch && l->npatch == w->npatch)
         return 1;
@@ -261,8 +261,10 @@ static int ops_alike(const nsim_plan_lane *l, const nsim_plan_lane *w,
         }
     }
     double rel = total ? (double)diff / (double)total : (diff ? 1.0 : 0.0);
-    if (rel > NSIM_FOLD_BYTES_TOL)
+    if (rel > NSIM_FOLD_BYTES_TOL) {
+        *over = rel;
         return 0;
+    }
     fi->bytes_diff = rel > fi->bytes_diff ? rel : fi->bytes_diff;
     return 1;
 }
@@ -282,10 +284,18 @@ static int plan_repeats(const fold *f, const nsim_plan *p, nsim_fold_info *fi)
             uint32_t tr = twin_rank(f, r);
             const nsim_plan_lane *l = &p->lanes[(size_t)c * n + r];
             const nsim_plan_lane *w = &p->lanes[(size_t)c * n + tr];
+            double over = 0;
             if (l->nops != w->nops || l->shares_sm != w->shares_sm ||
-                !ops_alike(l, w, &memo, fi))
-                ok = refuse(fi, "channel %u: rank %u's ops differ from "
-                                "rank %u's", c, r, tr);
+                !ops_alike(l, w, &memo, fi, &over))
+                ok = over > 0
+                         ? refuse(fi, "channel %u: rank %u's payloads differ "
+                                      "from rank %u's by %.2f %%, over %.1f "
+                                      "%% (the size does not divide evenly "
+                                      "over %u ranks)",
+                                  c, r, tr, over * 100,
+                                  NSIM_FOLD_BYTES_TOL * 100, n)
+                         : refuse(fi, "channel %u: rank %u's ops differ "
+                                      "from rank %u's", c, r, tr);
             else if (!conns_alike(f, &p->conns[l->send_conn],
                                   &p->conns[w->send_conn]))
                 ok = refuse(fi, "channel %u: rank %u's connection differs "

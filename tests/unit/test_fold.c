@@ -131,8 +131,10 @@ static void test_fold_exact_on_one_leaf(void)
 
 /* A size that does not divide over the ranks: the last positions get a
  * few elements less, twins' ops differ by a little; the fold keeps the
- * played lanes' own ops (the dropped ones' arrays are freed or handed
- * over: ASan and valgrind check) and says how much they differ. */
+ * played lanes' own ops and patches (the dropped ones' arrays are freed
+ * or handed over: ASan and valgrind check) and says how much they
+ * differ. Past NSIM_FOLD_BYTES_TOL (a small size over many ranks) it
+ * refuses, saying by how much. */
 static void test_fold_uneven_size(void)
 {
     nsim_topo *t = cluster(8, 0);
@@ -148,6 +150,14 @@ static void test_fold_uneven_size(void)
     double b = (double)run(t, whole, NSIM_FIDELITY_FLOW);
     CU_ASSERT(a > 0.995 * b && a < 1.005 * b);
     nsim_plan_destroy(whole);
+    nsim_plan_destroy(folded);
+    r.bytes = (1u << 20) + 64;
+    folded = plan(t, &r);
+    NSIM_ASSERT_OK(nsim_plan_fold(t, folded, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, 8);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "payloads differ from rank"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "does not divide evenly over "
+                                              "64 ranks"));
     nsim_plan_destroy(folded);
     nsim_topo_destroy(t);
 }
