@@ -44,6 +44,7 @@ typedef struct lane_rt {
     const nsim_plan_lane *pl;
 } __attribute__((aligned(64))) lane_rt;
 _Static_assert(LANE_CONNS < 256, "lane_rt counts connections in a byte");
+
 /* The lane's current op: its array's, or a patch (plan.h). */
 static inline const nsim_plan_op *lane_op(const lane_rt *l)
 {
@@ -575,7 +576,6 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
     res->host_ps = (nsim_time)ex->gpus_per_thread * ex->launch_ps;
     res->time_ps = res->gpu_ps > res->host_ps ? res->gpu_ps : res->host_ps;
     res->events = nsim_sim_get_counters(ex->sim).events_run;
-    if (getenv("NSIM_PEAK")) { nsim_sim_counters c_ = nsim_sim_get_counters(ex->sim); fprintf(stderr, "peak_pending %llu pool %llu\n", (unsigned long long)c_.peak_pending, (unsigned long long)c_.pool_events); }
     res->flow = nsim_fabric_flow_counters(ex->fab);
     res->spans = ex->spans; /* handed over (NULL without want_trace) */
     res->nspans = ex->nspans;

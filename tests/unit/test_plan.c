@@ -446,6 +446,24 @@ static void test_bad_requests(void)
     nsim_topo_destroy(t);
 }
 
+/* The executor gives the same time, events and bytes from both plans. */
+static void assert_same_run(nsim_topo *t, const nsim_plan *a,
+                            const nsim_plan *b)
+{
+    nsim_err err = {0};
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    nsim_exec_opts o = {1, 0, NULL};
+    nsim_exec_result ra, rb;
+    NSIM_ASSERT_OK(nsim_exec_run(t, a, &prm, &o, &ra, &err));
+    NSIM_ASSERT_OK(nsim_exec_run(t, b, &prm, &o, &rb, &err));
+    CU_ASSERT_EQUAL(ra.time_ps, rb.time_ps);
+    CU_ASSERT_EQUAL(ra.events, rb.events);
+    CU_ASSERT_EQUAL(ra.bytes_moved, rb.bytes_moved);
+    nsim_exec_result_free(&ra);
+    nsim_exec_result_free(&rb);
+}
+
 /* compact_ops: the same ops without placement, ring and tree lanes that
  * then match share one array (AllReduce and AllGather rings, the Tree:
  * far fewer arrays than the 16 channels x 16 ranks; an AllReduce whose
@@ -512,17 +530,7 @@ static void test_compact_ops(void)
         } else {
             CU_ASSERT_EQUAL(patched, 0);
         }
-        nsim_params prm;
-        nsim_params_defaults(&prm);
-        nsim_exec_opts o = {1, 0, NULL};
-        nsim_exec_result ra, rb;
-        NSIM_ASSERT_OK(nsim_exec_run(t, full, &prm, &o, &ra, &err));
-        NSIM_ASSERT_OK(nsim_exec_run(t, cp, &prm, &o, &rb, &err));
-        CU_ASSERT_EQUAL(ra.time_ps, rb.time_ps);
-        CU_ASSERT_EQUAL(ra.events, rb.events);
-        CU_ASSERT_EQUAL(ra.bytes_moved, rb.bytes_moved);
-        nsim_exec_result_free(&ra);
-        nsim_exec_result_free(&rb);
+        assert_same_run(t, full, cp);
         nsim_plan_destroy(full);
         nsim_plan_destroy(cp);
     }
@@ -592,19 +600,8 @@ static void test_compact_uneven(void)
                     CU_ASSERT(owners <= cp->nchannels);
                     CU_ASSERT(cp->held_bytes * 4 < full->held_bytes);
                 }
-                if (z == 0 && h == 0) {
-                    nsim_params prm;
-                    nsim_params_defaults(&prm);
-                    nsim_exec_opts o = {1, 0, NULL};
-                    nsim_exec_result ra, rb;
-                    NSIM_ASSERT_OK(nsim_exec_run(t, full, &prm, &o, &ra, &err));
-                    NSIM_ASSERT_OK(nsim_exec_run(t, cp, &prm, &o, &rb, &err));
-                    CU_ASSERT_EQUAL(ra.time_ps, rb.time_ps);
-                    CU_ASSERT_EQUAL(ra.events, rb.events);
-                    CU_ASSERT_EQUAL(ra.bytes_moved, rb.bytes_moved);
-                    nsim_exec_result_free(&ra);
-                    nsim_exec_result_free(&rb);
-                }
+                if (z == 0 && h == 0)
+                    assert_same_run(t, full, cp);
                 nsim_plan_destroy(full);
                 nsim_plan_destroy(cp);
             }
