@@ -52,21 +52,19 @@ static inline const nsim_plan_op *lane_op(const lane_rt *l)
                                 : &l->ops[l->op];
 }
 
-/* Past the current op: the next patch, where this one was patched. */
+/* The plan lane's first patched op at or after the current one. */
+static void lane_find_patch(lane_rt *l)
+{
+    const nsim_plan_lane *pl = l->pl;
+    uint32_t i = nsim_plan_lane_patch_from(pl, l->op);
+    l->patch_at = i < pl->npatch ? pl->patch[i].at : UINT32_MAX;
+}
+
+/* Past the current op (and past its patch, where it had one). */
 static inline void lane_next_op(lane_rt *l)
 {
-    if (l->op++ == l->patch_at) {
-        const nsim_plan_lane *pl = l->pl;
-        uint32_t lo = 0, hi = pl->npatch; /* the first at >= op */
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (pl->patch[mid].at < l->op)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        l->patch_at = lo < pl->npatch ? pl->patch[lo].at : UINT32_MAX;
-    }
+    if (l->op++ == l->patch_at)
+        lane_find_patch(l);
 }
 
 #define LANE_RECV(l, k) ((l)->conn[k][0])
@@ -449,7 +447,7 @@ static void lane_conns(lane_rt *l)
     const nsim_plan_lane *pl = l->pl;
     l->ops = pl->ops;
     l->nops = pl->nops;
-    l->patch_at = pl->npatch > 0 ? pl->patch[0].at : UINT32_MAX;
+    lane_find_patch(l);
     l->rank = pl->rank;
     l->per_step_conns = pl->per_step_conns != 0;
     if (pl->recv_conn != UINT32_MAX)

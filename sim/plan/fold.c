@@ -205,9 +205,10 @@ static int conns_alike(const fold *f, const nsim_plan_conn *c,
  * primitives on the same steps whose payloads differ by at most
  * NSIM_FOLD_BYTES_TOL of w's in all (a size that does not divide evenly
  * leaves a few more elements to some ranks); the largest such
- * difference goes to fi->bytes_diff, a larger one to *over. Lanes on one array with patches
- * (plan.h) differ at most where either has one: those are compared, and
- * the array's total (*memo, kept from lane to lane) is summed once. */
+ * difference goes to fi->bytes_diff, a larger one to *over. Lanes on
+ * one array with patches (plan.h) differ at most where either has one:
+ * those are compared, and the array's total (*memo, kept from lane to
+ * lane) is summed once. */
 typedef struct ops_total {
     const nsim_plan_op *ops;
     uint64_t bytes;
@@ -240,15 +241,11 @@ static int ops_alike(const nsim_plan_lane *l, const nsim_plan_lane *w,
             total += w->patch[i].op.bytes - w->ops[w->patch[i].at].bytes;
         uint32_t a = 0, b = 0;
         while (a < l->npatch || b < w->npatch) {
-            uint32_t at = b == w->npatch ? l->patch[a].at
-                          : a == l->npatch ? w->patch[b].at
-                          : l->patch[a].at < w->patch[b].at ? l->patch[a].at
-                                                            : w->patch[b].at;
-            const nsim_plan_op *x = &l->ops[at], *y = &w->ops[at];
-            if (a < l->npatch && l->patch[a].at == at)
-                x = &l->patch[a++].op;
-            if (b < w->npatch && w->patch[b].at == at)
-                y = &w->patch[b++].op;
+            uint32_t la = a < l->npatch ? l->patch[a].at : UINT32_MAX;
+            uint32_t wb = b < w->npatch ? w->patch[b].at : UINT32_MAX;
+            uint32_t at = la < wb ? la : wb;
+            const nsim_plan_op *x = la == at ? &l->patch[a++].op : &l->ops[at];
+            const nsim_plan_op *y = wb == at ? &w->patch[b++].op : &w->ops[at];
             if (!op_alike(x, y, &diff))
                 return 0;
         }

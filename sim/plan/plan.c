@@ -175,7 +175,7 @@ uint64_t nsim_plan_wire_bytes(const nsim_plan *p, uint64_t payload)
            p->line_bytes;
 }
 
-const nsim_plan_op *nsim_plan_lane_op(const nsim_plan_lane *l, uint32_t k)
+uint32_t nsim_plan_lane_patch_from(const nsim_plan_lane *l, uint32_t k)
 {
     uint32_t lo = 0, hi = l->npatch;
     while (lo < hi) {
@@ -185,8 +185,14 @@ const nsim_plan_op *nsim_plan_lane_op(const nsim_plan_lane *l, uint32_t k)
         else
             hi = mid;
     }
-    return lo < l->npatch && l->patch[lo].at == k ? &l->patch[lo].op
-                                                  : &l->ops[k];
+    return lo;
+}
+
+const nsim_plan_op *nsim_plan_lane_op(const nsim_plan_lane *l, uint32_t k)
+{
+    uint32_t i = nsim_plan_lane_patch_from(l, k);
+    return i < l->npatch && l->patch[i].at == k ? &l->patch[i].op
+                                                : &l->ops[k];
 }
 
 void nsim_plan_destroy(nsim_plan *p)

@@ -140,6 +140,8 @@ typedef struct nsim_plan_lane {
 
 /* Op k of lane l: the patch at k, or ops[k]. */
 const nsim_plan_op *nsim_plan_lane_op(const nsim_plan_lane *l, uint32_t k);
+/* The index of lane l's first patch at or after op k (npatch: none). */
+uint32_t nsim_plan_lane_patch_from(const nsim_plan_lane *l, uint32_t k);
 
 typedef struct nsim_plan_req {
     nsim_coll coll;
