@@ -223,11 +223,17 @@ typedef struct nsim_plan {
      * (nchannels x nranks x 4: scatter, gather, reduced, store; lanes
      * alike: scatter, gather, tree up, tree down). */
     /* the bytes the build allocated for op lists (not counting the
-     * arrays lanes share), lanes and connections; building points at it
-     * while nsim_plan_build runs (the planner's op lists count into it),
-     * NULL after */
+     * arrays lanes share), lanes and connections; building points at
+     * build while nsim_plan_build runs (the planner's op lists count
+     * into build.held), NULL after */
     uint64_t held_bytes;
-    uint64_t *building;
+    struct nsim_plan_build {
+        uint64_t held;      /* bytes held so far */
+        uint64_t fixed;     /* held when the first op list started */
+        uint64_t projected; /* the whole plan, projected early past the
+                             * budget (see nsim__plan_ops), or 0 */
+        uint32_t lists;     /* op lists started */
+    } build, *building;
 } nsim_plan;
 
 /* Bytes on the wire for a payload: LL carries 8 data bytes per 16-byte

@@ -611,7 +611,9 @@ static void test_compact_uneven(void)
 
 /* req.max_plan_bytes: the build counts its op lists, lanes and
  * connections, stops with NSIM_EBUDGET when they would pass the limit
- * (no plan handed out), and builds in full at the limit it counted. */
+ * (no plan handed out), and builds in full at the limit it counted (no
+ * projection refuses it early); far over the limit, the projection from
+ * the first lanes stops it with what the whole would need. */
 static void test_plan_budget(void)
 {
     nsim_err err = {0};
@@ -652,7 +654,25 @@ static void test_plan_budget(void)
         r.max_plan_bytes = full / 2;
         CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EBUDGET);
         CU_ASSERT_PTR_NULL(p);
-        CU_ASSERT(strstr(err.msg, "the plan alone needs more (") != NULL);
+        /* over by half: the limit stops it (or the projection, which
+         * may overestimate by up to twice) */
+        CU_ASSERT(strstr(err.msg, "the plan alone needs ") != NULL);
+        /* far over: the op lists of the first lanes (a tree's, an
+         * NVLSTree's), projected to every lane, stop the build there and
+         * say about what it needs (a ring's 256 reach the limit first) */
+        r.max_plan_bytes = full / 4;
+        CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EBUDGET);
+        CU_ASSERT_PTR_NULL(p);
+        if (k == 1 || k == 3) {
+            const char *at = strstr(err.msg, "needs about ");
+            double v = 0;
+            char unit[4] = "";
+            CU_ASSERT_FATAL(at != NULL && strstr(at, "(projected)") != NULL);
+            CU_ASSERT_FATAL(sscanf(at, "needs about %lf %3s", &v, unit) == 2);
+            CU_ASSERT_STRING_EQUAL(unit, "MiB");
+            v *= 1048576;
+            CU_ASSERT(v > 0.9 * (double)full && v < 1.5 * (double)full);
+        }
         r.max_plan_bytes = 1; /* refused at the first allocation counted */
         CU_ASSERT_EQUAL(nsim_plan_build(t, &r, &p, &err), NSIM_EBUDGET);
         CU_ASSERT_PTR_NULL(p);
