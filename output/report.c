@@ -127,7 +127,10 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
            (r->fidelity == NULL || strcmp(r->fidelity, "packet") == 0 ||
             cJSON_AddStringToObject(o, "fidelity", r->fidelity)) &&
            (r->fold.played >= r->fold.hosts ||
-            cJSON_AddNumberToObject(o, "hosts_played", r->fold.played));
+            cJSON_AddNumberToObject(o, "hosts_played", r->fold.played)) &&
+           (r->fold.played >= r->fold.hosts || r->fold.bytes_diff <= 0 ||
+            cJSON_AddNumberToObject(o, "fold_bytes_added",
+                                    r->fold.bytes_added));
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,

@@ -408,10 +408,11 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                         f->net_unlike, f->net_conns,
                         (double)f->lat_diff_ps / 1e6);
             if (f->bytes_diff > 0)
-                fprintf(stderr, " (a lane's payloads differ from its twin's "
-                                "by up to %.3f %%: the size does not divide "
-                                "evenly)",
-                        f->bytes_diff * 100);
+                fprintf(stderr, " (the size does not divide evenly: every "
+                                "chunk played at its largest, as the size "
+                                "rounded up to whole chunks, +%.3f %% of a "
+                                "lane's payload at most)",
+                        f->bytes_added * 100);
         } else if (f->why_not[0] != '\0') {
             fprintf(stderr, ", not folded: %s", f->why_not);
         }

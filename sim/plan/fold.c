@@ -401,6 +401,211 @@ static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi)
     return 1;
 }
 
+/* ---- uneven payloads ------------------------------------------------
+ * Where the size does not divide evenly, twins' ops differ in a few
+ * payloads: the last loop's short and empty chunks sit at some ring
+ * positions only. A played lane then plays, at every op, the largest
+ * payload among its twins (the lanes it stands for). That is consistent
+ * along the ring: the op a rank runs at a step handles the chunk its
+ * predecessor handled the step before, so a played lane's twins and its
+ * predecessor's twins handle the same set of chunks, and every chunk of
+ * the played ring is the largest of those it stands for. The played
+ * ring is then the whole ring of the size rounded up to whole chunks
+ * (every short or empty chunk full): the same run, step for step, as
+ * that size played on every host. */
+
+typedef struct merge_scratch {
+    uint64_t *val;   /* per op index: the largest payload seen */
+    uint32_t *stamp; /* per op index: the lane it was seen for (+ 1) */
+    uint32_t *touched;
+    uint32_t ntouched, cur;
+} merge_scratch;
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Op i of twin l, for played lane w. */
+static void merge_op(merge_scratch *m, const nsim_plan_lane *w,
+                     const nsim_plan_lane *l, uint32_t i)
+{
+    uint64_t b = nsim_plan_lane_op(l, i)->bytes;
+    if (m->stamp[i] != m->cur) {
+        m->stamp[i] = m->cur;
+        m->val[i] = nsim_plan_lane_op(w, i)->bytes;
+        m->touched[m->ntouched++] = i;
+    }
+    if (b > m->val[i])
+        m->val[i] = b;
+}
+
+static int same_op(const nsim_plan_op *a, const nsim_plan_op *b)
+{
+    return a->prim == b->prim && a->slice == b->slice && a->step == b->step &&
+           a->chunk == b->chunk && a->offset == b->offset &&
+           a->bytes == b->bytes;
+}
+
+/* Played lane w (rank pr of channel c): its patches with every payload
+ * raised to the largest of its twins', in *out (NULL: none raised), and
+ * the bytes that adds as a fraction of w's in *added. */
+static int merged_lane(const fold *f, const nsim_plan *p, uint32_t c,
+                       uint32_t pr, merge_scratch *m, nsim_plan_patch **out,
+                       uint32_t *nout, double *added)
+{
+    uint32_t n = p->nranks, g = f->hm->per_host, hp = pr / g;
+    const nsim_plan_lane *w = &p->lanes[(size_t)c * n + pr];
+    *out = NULL;
+    *nout = 0;
+    m->cur++;
+    m->ntouched = 0;
+    for (uint32_t h = 0; h < f->hm->nhosts; h++) {
+        if (h == hp || twin_host(f, h) != hp)
+            continue;
+        const nsim_plan_lane *l = &p->lanes[(size_t)c * n + h * g + pr % g];
+        if (l->ops == w->ops) { /* they differ only where one has a patch */
+            for (uint32_t i = 0; i < l->npatch; i++)
+                merge_op(m, w, l, l->patch[i].at);
+            for (uint32_t i = 0; i < w->npatch; i++)
+                merge_op(m, w, l, w->patch[i].at);
+        } else {
+            for (uint32_t i = 0; i < l->nops; i++)
+                merge_op(m, w, l, i);
+        }
+    }
+    uint64_t more = 0, total = 0;
+    for (uint32_t k = 0; k < m->ntouched; k++) {
+        uint64_t b = nsim_plan_lane_op(w, m->touched[k])->bytes;
+        more += m->val[m->touched[k]] > b ? m->val[m->touched[k]] - b : 0;
+    }
+    *added = 0;
+    if (more == 0)
+        return NSIM_OK;
+    for (uint32_t i = 0; i < w->nops; i++)
+        total += nsim_plan_lane_op(w, i)->bytes;
+    *added = total ? (double)more / (double)total : 1.0;
+    qsort(m->touched, m->ntouched, sizeof *m->touched, cmp_u32);
+    /* the new patches: w's own and the raised ops, where they differ
+     * from the shared array (a short chunk raised to the majority's
+     * length is the array's op again); counted, then written */
+    nsim_plan_patch *a = NULL;
+    uint32_t k = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t pi = 0;
+        k = 0;
+        for (uint32_t t = 0; t < m->ntouched; t++) {
+            uint32_t i = m->touched[t];
+            int patched = pi < w->npatch && w->patch[pi].at == i;
+            nsim_plan_op op = patched ? w->patch[pi++].op : w->ops[i];
+            op.bytes = m->val[i] > op.bytes ? m->val[i] : op.bytes;
+            if (same_op(&op, &w->ops[i]))
+                continue;
+            if (pass == 1)
+                a[k] = (nsim_plan_patch){i, op};
+            k++;
+        }
+        if (pass == 0 && (a = malloc((k ? k : 1) * sizeof *a)) == NULL)
+            return NSIM_ENOMEM;
+    }
+    *out = a;
+    *nout = k;
+    return NSIM_OK;
+}
+
+/* The raised patches of every played lane, by played lane id
+ * (c x gm + q), taken before the rewrite drops the twins; *added: the
+ * most any lane's payload grows by. */
+static int merge_payloads(const fold *f, const nsim_plan *p,
+                          nsim_plan_patch ***out, uint32_t **nout,
+                          double *added)
+{
+    uint32_t n = p->nranks, np = p->nchannels * f->gm, maxops = 1;
+    uint32_t first = f->base * f->hm->per_host;
+    for (uint32_t i = 0; i < p->nlanes; i++)
+        maxops = p->lanes[i].nops > maxops ? p->lanes[i].nops : maxops;
+    merge_scratch m = {malloc(maxops * sizeof *m.val),
+                       calloc(maxops, sizeof *m.stamp),
+                       malloc(maxops * sizeof *m.touched), 0, 0};
+    *out = calloc(np ? np : 1, sizeof **out);
+    *nout = calloc(np ? np : 1, sizeof **nout);
+    *added = 0;
+    int rc = m.val && m.stamp && m.touched && *out && *nout ? NSIM_OK
+                                                            : NSIM_ENOMEM;
+    for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++)
+        for (uint32_t q = 0; rc == NSIM_OK && q < f->gm; q++) {
+            double a = 0;
+            rc = merged_lane(f, p, c, (first + q) % n, &m,
+                             &(*out)[c * f->gm + q], &(*nout)[c * f->gm + q],
+                             &a);
+            *added = a > *added ? a : *added;
+        }
+    free(m.val);
+    free(m.stamp);
+    free(m.touched);
+    return rc;
+}
+
+static void free_merged(nsim_plan_patch **a, uint32_t *na, uint32_t np)
+{
+    if (a != NULL)
+        for (uint32_t i = 0; i < np; i++)
+            free(a[i]);
+    free(a);
+    free(na);
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(void *const *)a;
+    uintptr_t y = (uintptr_t)*(void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* After the rewrite: the played lanes take their raised patches; a patch
+ * array a raised lane owned goes to another played lane still on it, or
+ * is freed. */
+static int install_merged(nsim_plan *p, nsim_plan_patch **a, uint32_t *na)
+{
+    uint32_t nold = 0;
+    void **old = malloc((p->nlanes ? p->nlanes : 1) * sizeof *old);
+    uint8_t *kept = calloc(p->nlanes ? p->nlanes : 1, 1);
+    if (old == NULL || kept == NULL) {
+        free(old);
+        free(kept);
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        nsim_plan_lane *l = &p->lanes[i];
+        if (a[i] == NULL)
+            continue;
+        if (l->patch != NULL && !l->patch_shared)
+            old[nold++] = l->patch;
+        l->patch = a[i];
+        l->npatch = na[i];
+        l->patch_shared = 0;
+        a[i] = NULL;
+    }
+    qsort(old, nold, sizeof *old, cmp_ptr);
+    for (uint32_t i = 0; i < p->nlanes && nold > 0; i++) {
+        nsim_plan_lane *l = &p->lanes[i];
+        void *key = l->patch, **hit;
+        if (key == NULL || !l->patch_shared ||
+            (hit = bsearch(&key, old, nold, sizeof *old, cmp_ptr)) == NULL ||
+            kept[hit - old])
+            continue;
+        l->patch_shared = 0; /* its new owner */
+        kept[hit - old] = 1;
+    }
+    for (uint32_t i = 0; i < nold; i++)
+        if (!kept[i])
+            free(old[i]);
+    free(kept);
+    free(old);
+    return NSIM_OK;
+}
+
 typedef struct ops_user {
     const void *ops;
     nsim_plan_lane *lane;
@@ -688,8 +893,25 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     fi->why_not[0] = '\0';
     if (!choose_base(&f, p, fi))
         return 0;
-    if (rewrite(&f, p) != NSIM_OK)
+    nsim_plan_patch **merged = NULL;
+    uint32_t *nmerged = NULL, np = p->nchannels * f.gm;
+    rc = fi->bytes_diff > 0
+             ? merge_payloads(&f, p, &merged, &nmerged, &fi->bytes_added)
+             : NSIM_OK;
+    if (rc == NSIM_OK && fi->bytes_added > NSIM_FOLD_BYTES_TOL) {
+        free_merged(merged, nmerged, np);
+        return refuse(fi, "the size does not divide evenly over %u ranks: "
+                          "every chunk at its largest would add %.2f %% to "
+                          "a lane's payload, over %.1f %%",
+                      p->nranks, fi->bytes_added * 100,
+                      NSIM_FOLD_BYTES_TOL * 100);
+    }
+    if (rc != NSIM_OK || rewrite(&f, p) != NSIM_OK ||
+        (merged != NULL && install_merged(p, merged, nmerged) != NSIM_OK)) {
+        free_merged(merged, nmerged, np);
         return NSIM_ENOMEM;
+    }
+    free_merged(merged, nmerged, np);
     fi->played = f.m;
     fi->first_played = f.base;
     return 1;

@@ -56,8 +56,12 @@ const char *nsim_fold_mode_name(nsim_fold_mode m);
 int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
 
 /* Twins whose payloads differ by more than this fraction (a size that
- * does not divide evenly over ranks) are not folded. */
-#define NSIM_FOLD_BYTES_TOL 0.001
+ * does not divide evenly over ranks) are not folded. Within it a played
+ * lane plays every op at the largest payload of the lanes it stands
+ * for: the run of the size rounded up to whole chunks (fold.c); where
+ * that adds more than this fraction to a lane's payload (many empty
+ * chunks) the fold is refused too. */
+#define NSIM_FOLD_BYTES_TOL 0.02
 
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */
@@ -72,6 +76,8 @@ typedef struct nsim_fold_info {
     nsim_time lat_diff_ps; /* the largest latency difference there */
     double bytes_diff;  /* the largest relative difference between a
                          * lane's payload and its twin's (<= TOL) */
+    double bytes_added; /* what playing every chunk at its largest adds
+                         * to a played lane's payload, at most (<= TOL) */
     uint32_t phantom_conns; /* trees: connections to or from a host
                              * that is not played (fold.c) */
     char why_not[160];  /* not folded: why; empty when folded */
