@@ -496,7 +496,8 @@ int nsim__plan_make_conn(nsim_topo *t, const nsim_plan_req *req, uint32_t c,
 
 
 /* A plan whose every lane builds its own op list (not compact: --debug,
- * traces, explain, --stats) is projected once its op lists hold a
+ * or a --trace, --stats or explain run that does not fold) is
+ * projected once its op lists hold a
  * sixteenth of the budget: the lists so far, scaled to every lane. One
  * that would need more than twice the budget stops there (held set to
  * the projection, so the next allocation fails) instead of allocating
