@@ -64,10 +64,13 @@ printf '%-34s %7s %9s %9s %12s %11s\n' "# run (flow fidelity)" ranks "wall s" \
 for n in 16 32 64; do run ring "$n" all_reduce_perf 1G - --algo Ring; done
 run ring 128 all_reduce_perf 1G 3 --algo Ring
 run ring 512 all_reduce_perf 1G 7 --algo Ring
-# rank counts that are not powers of two: 1 GiB does not divide evenly
-# over the ranks' chunks (positions share one op array, with patches)
+# rank counts that are not powers of two: the size does not divide evenly
+# over the ranks' chunks (positions share one op array, with patches; the
+# fold plays every chunk at its largest, docs/fold.md)
 run "ring, uneven split" 192 all_reduce_perf 1G - --algo Ring
 run "ring, uneven split" 768 all_reduce_perf 1G - --algo Ring
+run "ring, uneven split" 1536 all_reduce_perf 1G - --algo Ring
+run "ring 64 MiB, uneven split" 384 all_reduce_perf 64M - --algo Ring
 if [ $quick = 0 ]; then
     # every host played, beside the folded runs above
     for n in 16 32 64; do
