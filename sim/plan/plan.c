@@ -1591,7 +1591,7 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
     if (req->max_plan_bytes != 0 && p->held_bytes > req->max_plan_bytes) {
         /* an allocation refused at the limit: the builders report it
          * as out of memory */
-        char lim[32], need[48] = "more";
+        char lim[32], need[64] = "more";
         nsim_units_format_size(req->max_plan_bytes, lim, sizeof lim);
         if (p->build.projected != 0) {
             char proj[32];
