@@ -184,6 +184,46 @@ static void test_fold_uneven_size(void)
     nsim_topo_destroy(t);
 }
 
+/* Twins each within the bound, but differing at different ops: rank
+ * 16 carries more at one op, rank 32 at another (patches written here
+ * over the shared array of an even size). Playing every op at its
+ * largest would add both to the played lane: the fold counts that
+ * against the same bound and refuses, leaving the plan as it was. */
+static void test_fold_refuses_what_merging_adds(void)
+{
+    nsim_topo *t = cluster(8, 0);
+    nsim_err err;
+    nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, 16u << 20);
+    nsim_plan *p = plan(t, &r);
+    uint32_t n = p->nranks, nlanes = p->nlanes;
+    nsim_plan_lane *w = &p->lanes[0];
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < w->nops; i++)
+        total += w->ops[i].bytes;
+    const uint32_t twins[2] = {16, 32}, at[2] = {2, 6};
+    for (int k = 0; k < 2; k++) {
+        nsim_plan_lane *l = &p->lanes[twins[k]];
+        CU_ASSERT_FATAL(l->ops == w->ops && l->npatch == 0 && n == 64);
+        nsim_plan_patch *a = malloc(sizeof *a);
+        CU_ASSERT_FATAL(a != NULL);
+        a->at = at[k];
+        a->op = w->ops[at[k]];
+        a->op.bytes += total * 3 / 200; /* 1.5 % of the lane */
+        l->patch = a;
+        l->npatch = 1;
+        l->patch_shared = 0;
+    }
+    nsim_fold_info fi;
+    NSIM_ASSERT_OK(nsim_plan_fold(t, p, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, fi.hosts);
+    CU_ASSERT_EQUAL(p->nlanes, nlanes);
+    CU_ASSERT(fi.bytes_added > 0.029 && fi.bytes_added < 0.031);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "every chunk at its largest "
+                                              "would add 3.00 %"));
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+}
+
 /* Sixteen hosts, two leaves per rail (radix 16: eight hosts under
  * each): the ring's hops from host 7 to 8 and from 15 to 0 cross the
  * spine. The played hosts start at host 7, so the played ring has that
@@ -545,6 +585,7 @@ static void test_fold_tree_runs(void)
 CU_TestInfo nsim_test_fold[] = {
     {"exact on one leaf", test_fold_exact_on_one_leaf},
     {"uneven size", test_fold_uneven_size},
+    {"refuses what merging adds", test_fold_refuses_what_merging_adds},
     {"plays the slowest route", test_fold_plays_the_slowest_route},
     {"refusals", test_fold_refusals},
     {"run policy", test_fold_run_policy},
