@@ -788,12 +788,12 @@ static int check_budget(exec *ex, nsim_topo *topo, const nsim_params *params,
                         opts->max_events ? "" : " (the default)");
     }
     /* the plan is held through the run */
-    uint64_t mem = e.memory + ex->plan->held_bytes;
+    uint64_t mem = e.memory + ex->plan->build.held;
     if (*max_mem != UINT64_MAX && mem > *max_mem) {
         char plan[32];
         nsim_units_format_size(mem, need, sizeof need);
         nsim_units_format_size(*max_mem, have, sizeof have);
-        nsim_units_format_size(ex->plan->held_bytes, plan, sizeof plan);
+        nsim_units_format_size(ex->plan->build.held, plan, sizeof plan);
         return NSIM_ERR(err, NSIM_EBUDGET,
                         "over the memory budget: this run needs about %s "
                         "of simulation state (%u NET connections with "

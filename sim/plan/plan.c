@@ -1587,8 +1587,7 @@ int nsim_plan_build(nsim_topo *t, const nsim_plan_req *req, nsim_plan **out,
              (rc = build_conns(t, p, err)) == NSIM_OK)
         rc = build_ops(p, err);
     p->building = NULL;
-    p->held_bytes = p->build.held;
-    if (req->max_plan_bytes != 0 && p->held_bytes > req->max_plan_bytes) {
+    if (req->max_plan_bytes != 0 && p->build.held > req->max_plan_bytes) {
         /* an allocation refused at the limit: the builders report it
          * as out of memory */
         char lim[32], need[64] = "more";

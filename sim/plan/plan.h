@@ -222,13 +222,12 @@ typedef struct nsim_plan {
     /* NVLSTree: NET connections between heads follow the NVLS ones
      * (nchannels x nranks x 4: scatter, gather, reduced, store; lanes
      * alike: scatter, gather, tree up, tree down). */
-    /* the bytes the build allocated for op lists (not counting the
-     * arrays lanes share), lanes and connections; building points at
-     * build while nsim_plan_build runs (the planner's op lists count
-     * into build.held), NULL after */
-    uint64_t held_bytes;
+    /* the build's count: build.held, the bytes it allocated for op
+     * lists (not counting the arrays lanes share), lanes and
+     * connections; building points at build while nsim_plan_build runs
+     * (the planner's op lists count into it), NULL after */
     struct nsim_plan_build {
-        uint64_t held;      /* bytes held so far */
+        uint64_t held;      /* bytes held */
         uint64_t fixed;     /* held when the first op list started */
         uint64_t projected; /* the whole plan, projected early past the
                              * budget (see nsim__plan_ops), or 0 */

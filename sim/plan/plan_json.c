@@ -162,8 +162,8 @@ int nsim_plan_to_json(const nsim_plan *p, const nsim_topo *t, char **out,
      * the stream's buffer to double */
     uint64_t room = 0;
     if (p->req.max_plan_bytes != 0)
-        room = p->req.max_plan_bytes > p->held_bytes
-                   ? (p->req.max_plan_bytes - p->held_bytes) / 2
+        room = p->req.max_plan_bytes > p->build.held
+                   ? (p->req.max_plan_bytes - p->build.held) / 2
                    : 1;
     for (uint32_t i = 0; i < p->nlanes; i++) {
         open_elem(f, i);

@@ -598,7 +598,7 @@ static void test_compact_uneven(void)
                 } else {
                     CU_ASSERT(patched > 0);
                     CU_ASSERT(owners <= cp->nchannels);
-                    CU_ASSERT(cp->held_bytes * 4 < full->held_bytes);
+                    CU_ASSERT(cp->build.held * 4 < full->build.held);
                 }
                 if (z == 0 && h == 0)
                     assert_same_run(t, full, cp);
@@ -635,20 +635,20 @@ static void test_plan_budget(void)
             if (!p->lanes[i].ops_shared)
                 listed += (uint64_t)p->lanes[i].nops * sizeof(nsim_plan_op);
         /* held counts what was allocated: arrays' capacity, not use */
-        CU_ASSERT(p->held_bytes >= listed);
+        CU_ASSERT(p->build.held >= listed);
         CU_ASSERT_PTR_NULL(p->building);
-        uint64_t full = p->held_bytes;
+        uint64_t full = p->build.held;
         nsim_plan_destroy(p);
         if (k == 0) { /* the compact plan shares: it holds less */
             r.compact_ops = 1;
             NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
-            CU_ASSERT(p->held_bytes < full / 4);
+            CU_ASSERT(p->build.held < full / 4);
             nsim_plan_destroy(p);
             r.compact_ops = 0;
         }
         r.max_plan_bytes = full;
         NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
-        CU_ASSERT_EQUAL(p->held_bytes, full);
+        CU_ASSERT_EQUAL(p->build.held, full);
         nsim_plan_destroy(p);
         p = NULL;
         r.max_plan_bytes = full / 2;
