@@ -130,7 +130,10 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
             cJSON_AddNumberToObject(o, "hosts_played", r->fold.played)) &&
            (r->fold.played >= r->fold.hosts || r->fold.bytes_diff <= 0 ||
             cJSON_AddNumberToObject(o, "fold_bytes_added",
-                                    r->fold.bytes_added));
+                                    r->fold.bytes_added)) &&
+           (r->fold.played >= r->fold.hosts || r->fold.lat_added_ps == 0 ||
+            cJSON_AddNumberToObject(o, "fold_latency_added_us",
+                                    (double)r->fold.lat_added_ps / 1e6));
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,

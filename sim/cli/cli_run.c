@@ -404,9 +404,12 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                         f->played, f->hosts, f->first_played);
             if (f->net_unlike > 0)
                 fprintf(stderr, " (%u of %u NET connections have a faster "
-                                "route than the played, by up to %.2f us)",
+                                "route than the played, by up to %.2f us: "
+                                "%.2f us over the ring's laps, where it is "
+                                "latency-bound)",
                         f->net_unlike, f->net_conns,
-                        (double)f->lat_diff_ps / 1e6);
+                        (double)f->lat_diff_ps / 1e6,
+                        (double)f->lat_added_ps / 1e6);
             if (f->bytes_diff > 0)
                 fprintf(stderr, " (the size does not divide evenly: every "
                                 "chunk played at its largest, as the size "

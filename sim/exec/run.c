@@ -195,6 +195,7 @@ int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
             nch = nsim_plan_req_nvls_channels(s->topo, &req);
         fill_row(s, bytes, pred, nch, row);
     } else {
+        req.fold_row_ps = pred > 0 ? (nsim_time)(pred * 1e6) : 0;
         NSIM_TRY(simulate(s, o, bytes, &req, row, kept_plan, kept_res, err));
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -365,10 +365,13 @@ static int slower(const nsim_route *a, const nsim_route *b)
  * route is compared with its twin's as played: a wider one refuses the
  * fold (the played hop would be slower than the ring's slowest), the
  * others are counted with their latency difference. */
-static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi)
+static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi,
+                       nsim_time *lap_added)
 {
     const nsim_route *worst = NULL, *r;
+    nsim_time chan = 0;
     f->base = 0;
+    *lap_added = 0;
     for (uint32_t i = 0; i < p->nlanes; i++) {
         const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
         if (c->transport != NSIM_TRANSPORT_NET)
@@ -384,6 +387,8 @@ static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi)
     for (uint32_t i = 0; i < p->nlanes; i++) {
         const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
         const nsim_route *played;
+        if (i % p->nranks == 0)
+            chan = 0; /* lanes are channel by channel (ring_shaped) */
         if (c->transport != NSIM_TRANSPORT_NET)
             continue;
         fi->net_conns++;
@@ -397,8 +402,76 @@ static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi)
                               "as played",
                           nsim_topo_device(f->t, c->send_nic)->name,
                           nsim_topo_device(f->t, c->recv_nic)->name);
+        /* what the played route adds to a lap of this channel's ring */
+        if (played->lat_ps > r->lat_ps)
+            chan += played->lat_ps - r->lat_ps;
+        *lap_added = chan > *lap_added ? chan : *lap_added;
     }
     return 1;
+}
+
+/* The fold of period m, or 0 (with why) when the hosts or the plan do
+ * not repeat with it, NSIM_ENOMEM. */
+static int try_period(fold *f, const nsim_plan *p, nsim_fold_info *fi,
+                      uint32_t m)
+{
+    f->m = m;
+    f->gm = m * f->hm->per_host;
+    f->base = 0;
+    fi->bytes_diff = 0;
+    if (!hosts_repeat(f, fi))
+        return 0;
+    return plan_repeats(f, p, fi);
+}
+
+/* Chooses the played hosts (a period of the hosts, m >= the smallest
+ * that repeats, and its base: see choose_base): the smallest period
+ * whose played routes add at most NSIM_FOLD_LAT_TOL of the size's
+ * predicted time to a latency-bound ring. A period m plays m hosts, of
+ * whose m hops the two at the leaf boundary cross where the whole ring
+ * crosses every 32 or so: the longer run of hosts holds the crossings
+ * nearer their share. */
+static int choose_played(fold *f, const nsim_plan *p, nsim_fold_info *fi)
+{
+    uint32_t nh = f->hm->nhosts, m0 = f->m, best = 0;
+    nsim_time row = p->req.fold_row_ps, lap, least = 0;
+    uint32_t laps = p->req.coll == NSIM_COLL_ALLREDUCE ? 2 : 1;
+    for (uint32_t m = m0; m <= nh / 2; m += m0) {
+        int rc;
+        if (nh % m != 0)
+            continue;
+        /* a multiple of a period is a period; its played hops must still
+         * each be the slowest of the hops they stand for (choose_base):
+         * where the whole ring's crossings are not m hosts apart, one
+         * lands on a hop under a leaf, and a longer period is tried */
+        if (m != m0 && (rc = try_period(f, p, fi, m)) != 1) {
+            if (rc == NSIM_ENOMEM)
+                return rc;
+            continue;
+        }
+        fi->net_conns = fi->net_unlike = 0;
+        fi->lat_diff_ps = 0;
+        if (!choose_base(f, p, fi, &lap)) {
+            if (m == m0)
+                return 0;
+            continue;
+        }
+        fi->lat_added_ps = lap * laps;
+        if (row == 0 || (double)fi->lat_added_ps <=
+                            NSIM_FOLD_LAT_TOL * (double)row) {
+            fi->why_not[0] = '\0';
+            return 1;
+        }
+        if (best == 0 || fi->lat_added_ps < least) {
+            best = m;
+            least = fi->lat_added_ps;
+        }
+    }
+    return refuse(fi, "a latency-bound ring across leaves: the played "
+                      "routes would add %.2f us or more (%.1f %% of "
+                      "NCCL's estimate for the size), %u hosts played",
+                  (double)least / 1e6, 100.0 * (double)least / (double)row,
+                  best);
 }
 
 /* ---- uneven payloads ------------------------------------------------
@@ -891,8 +964,8 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         return 0;
     }
     fi->why_not[0] = '\0';
-    if (!choose_base(&f, p, fi))
-        return 0;
+    if ((rc = choose_played(&f, p, fi)) != 1)
+        return rc;
     nsim_plan_patch **merged = NULL;
     uint32_t *nmerged = NULL, np = p->nchannels * f.gm;
     rc = fi->bytes_diff > 0
@@ -945,7 +1018,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         info->first_played = 0;
         info->partner = UINT32_MAX;
         info->net_conns = info->net_unlike = 0;
-        info->lat_diff_ps = 0;
+        info->lat_diff_ps = info->lat_added_ps = 0;
         info->phantom_conns = 0;
     }
     return NSIM_OK;

@@ -63,6 +63,19 @@ int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
  * chunks) the fold is refused too. */
 #define NSIM_FOLD_BYTES_TOL 0.02
 
+/* A ring played on two hosts plays every host hop at the route of its
+ * slowest (the ring runs at the pace of its slowest hop where it is
+ * bandwidth-bound); where it is latency-bound, a step waits on its own
+ * hop's latency, and the hops that are faster in the whole ring (under
+ * one leaf, where the played one crosses the spine) add their
+ * difference to every lap. Where that sum, over the laps of the ring's
+ * chain (two for AllReduce, one for AllGather and ReduceScatter), would
+ * pass this fraction of NCCL's predicted time for the size, the fold
+ * plays more hosts (a longer run of them, so that fewer of its hops
+ * cross): 4, 6, 8 ... of them, the fewest that keep under it (fold.c,
+ * docs/fold.md). */
+#define NSIM_FOLD_LAT_TOL 0.01
+
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */
     uint32_t played;    /* hosts played: < hosts when folded */
@@ -74,6 +87,11 @@ typedef struct nsim_fold_info {
                           * twin's as played (the played ring has the
                           * slowest: see above) */
     nsim_time lat_diff_ps; /* the largest latency difference there */
+    nsim_time lat_added_ps; /* their differences summed over the laps of
+                             * the ring's chain, on its slowest channel:
+                             * what the played routes add where the ring
+                             * is latency-bound (<= NSIM_FOLD_LAT_TOL of
+                             * the size's predicted time) */
     double bytes_diff;  /* the largest relative difference between a
                          * lane's payload and its twin's (<= TOL) */
     double bytes_added; /* what playing every chunk at its largest adds

@@ -185,6 +185,10 @@ typedef struct nsim_plan_req {
      * (nsim__plan_tree_fold); their peers that are not played are
      * phantoms, driven by the lanes of a played host in the same role */
     uint32_t fold_tree;
+    /* A ring to be folded: NCCL's predicted time for the size (0: none),
+     * against which the fold weighs what its played routes add
+     * (fold.h, NSIM_FOLD_LAT_TOL) */
+    nsim_time fold_row_ps;
     /* 0: no limit; else the bytes the plan's op lists, lanes and
      * connections may hold: a build that would pass it stops, before it
      * allocates more, with NSIM_EBUDGET (the run's --max-memory) */

@@ -92,3 +92,18 @@ nsim_expect(cli.fold.uneven_refused 0
             CMD ${NCCLSIM} run ${D}/fold-4node.json -b 65600 -e 65600 --timing
             NOT_OUT "folded"
             ERR "not folded: channel 0: rank 16's payloads differ from rank 0's by 2\\.97 %, over 2\\.0 % \\(the size does not divide evenly over 32 ranks\\)")
+# where routes differ (two leaves: 2 of 16 host hops cross the spine) a
+# latency-bound ring plays a longer run of hosts, the fewest that keep
+# what the played routes add under 1 % of NCCL's predicted time (8 at
+# 1 MiB, 4 at 16 MiB); where it is bandwidth-bound, two (256 MiB)
+nsim_expect(cli.fold.latency 0
+            CMD ${NCCLSIM} run ${D}/fold-2leaf.json --timing
+            --json fold_latency.json
+            OUT "# folded: 8 of 16 hosts played"
+            ERR "# timing: 1048576 B: [^\n]*folded: 8 of 16 hosts played from host 7 \\(4 of 32 NET connections have a faster route than the played, by up to 0\\.52 us: 2\\.08 us over the ring's laps, where it is latency-bound\\)\n# timing: 16777216 B: [^\n]*folded: 4 of 16 hosts played from host 7 [^\n]*: 6\\.24 us over[^\n]*\n# timing: 268435456 B: [^\n]*folded: 2 of 16 hosts played from host 7 [^\n]*: 14\\.56 us over")
+add_test(NAME cli.fold.latency_json
+         COMMAND ${CMAKE_COMMAND} -DFILE=fold_latency.json
+                 "-DRE=\"size\":[ \t]*1048576,.*\"hosts_played\":[ \t]*8,[ \t\n]*\"fold_latency_added_us\":[ \t]*2\\.08"
+                 -P ${NSIM_TESTS}/file_matches.cmake)
+set_tests_properties(cli.fold.latency PROPERTIES FIXTURES_SETUP fold_latency)
+set_tests_properties(cli.fold.latency_json PROPERTIES FIXTURES_REQUIRED fold_latency)

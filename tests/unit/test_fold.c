@@ -254,6 +254,58 @@ static void test_fold_plays_the_slowest_route(void)
     nsim_topo_destroy(t);
 }
 
+/* Where the ring is latency-bound, the slowest route on every played
+ * hop adds up (every hop of a lap crosses the spine where 2 of 16 do):
+ * given the size's predicted time, the fold plays a longer run of hosts,
+ * the fewest that keep what its routes add under NSIM_FOLD_LAT_TOL of
+ * it, and the folded ring comes within a percent of the whole one; with
+ * no predicted time it plays two; past half the hosts it refuses. */
+static void test_fold_latency_bound_plays_more_hosts(void)
+{
+    nsim_topo *t = cluster(16, 16);
+    nsim_err err;
+    nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, 1u << 20);
+    r.proto = NSIM_PROTO_LL;
+    r.nchannels = 1;
+    nsim_plan *whole = plan(t, &r);
+    double b = (double)run(t, whole, NSIM_FIDELITY_FLOW);
+    nsim_fold_info fi;
+    /* two hosts, every lap 14 crossings (of 16 hops) too many: 14 x 0.52
+     * us per lap, two laps */
+    nsim_plan *two = plan(t, &r);
+    NSIM_ASSERT_OK(nsim_plan_fold(t, two, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, 2);
+    CU_ASSERT_EQUAL(fi.lat_added_ps, 2 * 14 * 520000);
+    double a2 = (double)run(t, two, NSIM_FIDELITY_FLOW);
+    /* the whole ring's own time as the size's predicted time */
+    r.fold_row_ps = (nsim_time)b;
+    nsim_plan *more = plan(t, &r);
+    NSIM_ASSERT_OK(nsim_plan_fold(t, more, &fi, &err));
+    CU_ASSERT(fi.played > 2 && fi.played < fi.hosts);
+    CU_ASSERT((double)fi.lat_added_ps <= NSIM_FOLD_LAT_TOL * b);
+    CU_ASSERT_EQUAL(fi.first_played, 7);
+    check_folded_shape(t, more, &fi, 8);
+    double a = (double)run(t, more, NSIM_FIDELITY_FLOW);
+    fprintf(stderr, "\n  latency-bound over two leaves: whole %.2f us, two "
+                    "hosts %.2f (%+.2f%%), %u hosts %.2f (%+.2f%%)\n",
+            b / 1e6, a2 / 1e6, 100 * (a2 - b) / b, fi.played, a / 1e6,
+            100 * (a - b) / b);
+    CU_ASSERT(a2 > 1.03 * b); /* what the longer run of hosts mends */
+    CU_ASSERT(a > 0.99 * b && a < 1.01 * b);
+    /* a predicted time so short that no period keeps under it */
+    r.fold_row_ps = 1000000;
+    nsim_plan *none = plan(t, &r);
+    NSIM_ASSERT_OK(nsim_plan_fold(t, none, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, fi.hosts);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "latency-bound ring across "
+                                              "leaves"));
+    nsim_plan_destroy(whole);
+    nsim_plan_destroy(two);
+    nsim_plan_destroy(more);
+    nsim_plan_destroy(none);
+    nsim_topo_destroy(t);
+}
+
 static void expect_refused(nsim_topo *t, const nsim_plan_req *r,
                            const char *why)
 {
@@ -587,6 +639,8 @@ CU_TestInfo nsim_test_fold[] = {
     {"uneven size", test_fold_uneven_size},
     {"refuses what merging adds", test_fold_refuses_what_merging_adds},
     {"plays the slowest route", test_fold_plays_the_slowest_route},
+    {"latency-bound: plays more hosts",
+     test_fold_latency_bound_plays_more_hosts},
     {"refusals", test_fold_refusals},
     {"run policy", test_fold_run_policy},
     {"alltoall", test_fold_alltoall},
