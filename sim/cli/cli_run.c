@@ -414,8 +414,10 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 fprintf(stderr, " (the size does not divide evenly: every "
                                 "chunk played at its largest, as the size "
                                 "rounded up to whole chunks, +%.3f %% of a "
-                                "lane's payload at most)",
-                        f->bytes_added * 100);
+                                "lane's payload at most, %.2f us at its "
+                                "share of the narrowest route)",
+                        f->bytes_added * 100,
+                        (double)f->bytes_time_ps / 1e6);
         } else if (f->why_not[0] != '\0') {
             fprintf(stderr, ", not folded: %s", f->why_not);
         }

@@ -4,6 +4,7 @@
  */
 #include "fold.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,7 +225,8 @@ static int op_alike(const nsim_plan_op *a, const nsim_plan_op *b,
 }
 
 static int ops_alike(const nsim_plan_lane *l, const nsim_plan_lane *w,
-                     ops_total *memo, nsim_fold_info *fi, double *over)
+                     ops_total *memo, double tol, nsim_fold_info *fi,
+                     double *over)
 {
     if (l->ops == w->ops && l->patch == w->patch && l->npatch == w->npatch)
         return 1;
@@ -258,12 +260,21 @@ static int ops_alike(const nsim_plan_lane *l, const nsim_plan_lane *w,
         }
     }
     double rel = total ? (double)diff / (double)total : (diff ? 1.0 : 0.0);
-    if (rel > NSIM_FOLD_BYTES_TOL) {
+    if (rel > tol) {
         *over = rel;
         return 0;
     }
     fi->bytes_diff = rel > fi->bytes_diff ? rel : fi->bytes_diff;
     return 1;
+}
+
+/* How far twins' payloads may differ: NSIM_FOLD_BYTES_TOL of a lane's
+ * without the size's predicted time; with it, any amount (what playing
+ * every chunk at its largest adds is then weighed in time, after the
+ * merge: merge_time). */
+static double bytes_tol(const nsim_plan *p)
+{
+    return p->req.fold_row_ps > 0 ? HUGE_VAL : NSIM_FOLD_BYTES_TOL;
 }
 
 /* Every lane (and its send connection) matches its twin's; every played
@@ -283,7 +294,7 @@ static int plan_repeats(const fold *f, const nsim_plan *p, nsim_fold_info *fi)
             const nsim_plan_lane *w = &p->lanes[(size_t)c * n + tr];
             double over = 0;
             if (l->nops != w->nops || l->shares_sm != w->shares_sm ||
-                !ops_alike(l, w, &memo, fi, &over))
+                !ops_alike(l, w, &memo, bytes_tol(p), fi, &over))
                 ok = over > 0
                          ? refuse(fi, "channel %u: rank %u's payloads differ "
                                       "from rank %u's by %.2f %%, over %.1f "
@@ -468,8 +479,8 @@ static int choose_played(fold *f, const nsim_plan *p, nsim_fold_info *fi)
         }
     }
     return refuse(fi, "a latency-bound ring across leaves: the played "
-                      "routes would add %.2f us or more (%.1f %% of "
-                      "NCCL's estimate for the size), %u hosts played",
+                      "routes add %.2f us or more (%.1f %% of NCCL's "
+                      "estimate), %u hosts played",
                   (double)least / 1e6, 100.0 * (double)least / (double)row,
                   best);
 }
@@ -526,7 +537,7 @@ static int same_op(const nsim_plan_op *a, const nsim_plan_op *b)
  * the bytes that adds as a fraction of w's in *added. */
 static int merged_lane(const fold *f, const nsim_plan *p, uint32_t c,
                        uint32_t pr, merge_scratch *m, nsim_plan_patch **out,
-                       uint32_t *nout, double *added)
+                       uint32_t *nout, double *added, uint64_t *more_out)
 {
     uint32_t n = p->nranks, g = f->hm->per_host, hp = pr / g;
     const nsim_plan_lane *w = &p->lanes[(size_t)c * n + pr];
@@ -554,6 +565,7 @@ static int merged_lane(const fold *f, const nsim_plan *p, uint32_t c,
         more += m->val[m->touched[k]] > b ? m->val[m->touched[k]] - b : 0;
     }
     *added = 0;
+    *more_out = more;
     if (more == 0)
         return NSIM_OK;
     for (uint32_t i = 0; i < w->nops; i++)
@@ -589,10 +601,11 @@ static int merged_lane(const fold *f, const nsim_plan *p, uint32_t c,
 
 /* The raised patches of every played lane, by played lane id
  * (c x gm + q), taken before the rewrite drops the twins; *added: the
- * most any lane's payload grows by. */
+ * most any lane's payload grows by, as a fraction of it, and *more: in
+ * bytes. */
 static int merge_payloads(const fold *f, const nsim_plan *p,
                           nsim_plan_patch ***out, uint32_t **nout,
-                          double *added)
+                          double *added, uint64_t *more)
 {
     uint32_t n = p->nranks, np = p->nchannels * f->gm, maxops = 1;
     uint32_t first = f->base * f->hm->per_host;
@@ -604,15 +617,18 @@ static int merge_payloads(const fold *f, const nsim_plan *p,
     *out = calloc(np ? np : 1, sizeof **out);
     *nout = calloc(np ? np : 1, sizeof **nout);
     *added = 0;
+    *more = 0;
     int rc = m.val && m.stamp && m.touched && *out && *nout ? NSIM_OK
                                                             : NSIM_ENOMEM;
     for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++)
         for (uint32_t q = 0; rc == NSIM_OK && q < f->gm; q++) {
             double a = 0;
+            uint64_t b = 0;
             rc = merged_lane(f, p, c, (first + q) % n, &m,
                              &(*out)[c * f->gm + q], &(*nout)[c * f->gm + q],
-                             &a);
+                             &a, &b);
             *added = a > *added ? a : *added;
+            *more = b > *more ? b : *more;
         }
     free(m.val);
     free(m.stamp);
@@ -627,6 +643,36 @@ static void free_merged(nsim_plan_patch **a, uint32_t *na, uint32_t np)
             free(a[i]);
     free(a);
     free(na);
+}
+
+/* What more bytes on a lane cost in time, at most: their wire bytes
+ * (the protocol's lines) through the narrowest NET route of the plan,
+ * shared by as many lanes as send on one NIC. A lane's ops follow one
+ * another, and a step of the ring's chain runs one lane's op: the
+ * chain's added bytes are at most one lane's. */
+static nsim_time merge_time(const fold *f, const nsim_plan *p,
+                            uint64_t more)
+{
+    double bw = 0;
+    uint32_t per_nic = 1;
+    uint32_t nd = nsim_topo_ndevices(f->t);
+    uint32_t *count = calloc(nd ? nd : 1, sizeof *count);
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
+        const nsim_route *r;
+        if (c->transport != NSIM_TRANSPORT_NET ||
+            nsim_topo_route(f->t, c->send_nic, c->recv_nic, &r, NULL) !=
+                NSIM_OK)
+            continue;
+        bw = bw == 0 || r->bw < bw ? r->bw : bw;
+        if (count != NULL && c->send_nic < nd && ++count[c->send_nic] > per_nic)
+            per_nic = count[c->send_nic];
+    }
+    free(count);
+    if (bw <= 0)
+        return 0;
+    double wire = (double)nsim_plan_wire_bytes(p, more);
+    return (nsim_time)(wire * per_nic / bw * (double)NSIM_PS_PER_S + 0.5);
 }
 
 static int cmp_ptr(const void *a, const void *b)
@@ -968,16 +1014,30 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         return rc;
     nsim_plan_patch **merged = NULL;
     uint32_t *nmerged = NULL, np = p->nchannels * f.gm;
-    rc = fi->bytes_diff > 0
-             ? merge_payloads(&f, p, &merged, &nmerged, &fi->bytes_added)
-             : NSIM_OK;
-    if (rc == NSIM_OK && fi->bytes_added > NSIM_FOLD_BYTES_TOL) {
+    uint64_t more = 0;
+    nsim_time row = p->req.fold_row_ps;
+    rc = fi->bytes_diff > 0 ? merge_payloads(&f, p, &merged, &nmerged,
+                                             &fi->bytes_added, &more)
+                            : NSIM_OK;
+    fi->bytes_time_ps = more > 0 ? merge_time(&f, p, more) : 0;
+    if (rc == NSIM_OK && row == 0 && fi->bytes_added > NSIM_FOLD_BYTES_TOL) {
         free_merged(merged, nmerged, np);
         return refuse(fi, "the size does not divide evenly over %u ranks: "
                           "every chunk at its largest would add %.2f %% to "
                           "a lane's payload, over %.1f %%",
                       p->nranks, fi->bytes_added * 100,
                       NSIM_FOLD_BYTES_TOL * 100);
+    }
+    if (rc == NSIM_OK && row > 0 &&
+        (double)fi->bytes_time_ps > NSIM_FOLD_LAT_TOL * (double)row) {
+        free_merged(merged, nmerged, np);
+        return refuse(fi, "the size does not divide evenly over %u ranks: "
+                          "every chunk at its largest adds %.2f %% to a "
+                          "lane's payload, %.2f us, %.1f %% of NCCL's "
+                          "estimate",
+                      p->nranks, fi->bytes_added * 100,
+                      (double)fi->bytes_time_ps / 1e6,
+                      100.0 * (double)fi->bytes_time_ps / (double)row);
     }
     if (rc != NSIM_OK || rewrite(&f, p) != NSIM_OK ||
         (merged != NULL && install_merged(p, merged, nmerged) != NSIM_OK)) {
@@ -1019,6 +1079,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         info->partner = UINT32_MAX;
         info->net_conns = info->net_unlike = 0;
         info->lat_diff_ps = info->lat_added_ps = 0;
+        info->bytes_time_ps = 0;
         info->phantom_conns = 0;
     }
     return NSIM_OK;

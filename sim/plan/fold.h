@@ -55,12 +55,15 @@ typedef enum nsim_fold_mode {
 const char *nsim_fold_mode_name(nsim_fold_mode m);
 int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
 
-/* Twins whose payloads differ by more than this fraction (a size that
- * does not divide evenly over ranks) are not folded. Within it a played
- * lane plays every op at the largest payload of the lanes it stands
- * for: the run of the size rounded up to whole chunks (fold.c); where
- * that adds more than this fraction to a lane's payload (many empty
- * chunks) the fold is refused too. */
+/* A size that does not divide evenly over ranks leaves twins' payloads
+ * a little apart: a played lane plays every op at the largest payload of
+ * the lanes it stands for, the run of the size rounded up to whole
+ * chunks (fold.c). Given the size's predicted time (nsim_plan_req
+ * fold_row_ps, as runs give it), the fold is refused where those bytes,
+ * through a lane's share of the narrowest NET route, would take more
+ * than NSIM_FOLD_LAT_TOL of it; without one, where twins' payloads
+ * differ by more than this fraction, or the merge adds more than it to
+ * a lane's payload. */
 #define NSIM_FOLD_BYTES_TOL 0.02
 
 /* A ring played on two hosts plays every host hop at the route of its
@@ -95,7 +98,11 @@ typedef struct nsim_fold_info {
     double bytes_diff;  /* the largest relative difference between a
                          * lane's payload and its twin's (<= TOL) */
     double bytes_added; /* what playing every chunk at its largest adds
-                         * to a played lane's payload, at most (<= TOL) */
+                         * to a played lane's payload, at most (<= TOL
+                         * without a predicted time) */
+    nsim_time bytes_time_ps; /* those bytes' time through a lane's share
+                              * of the narrowest NET route, at most (<=
+                              * NSIM_FOLD_LAT_TOL of the predicted time) */
     uint32_t phantom_conns; /* trees: connections to or from a host
                              * that is not played (fold.c) */
     char why_not[160];  /* not folded: why; empty when folded */

@@ -187,15 +187,16 @@ static void test_fold_uneven_size(void)
 /* Twins each within the bound, but differing at different ops: rank
  * 16 carries more at one op, rank 32 at another (patches written here
  * over the shared array of an even size). Playing every op at its
- * largest would add both to the played lane: the fold counts that
- * against the same bound and refuses, leaving the plan as it was. */
-static void test_fold_refuses_what_merging_adds(void)
+ * largest would add both to the played lane: without a predicted time
+ * the fold counts that against the same bound and refuses, leaving the
+ * plan as it was. With one it weighs the bytes in time (3 % of a lane's
+ * 2 MiB through half of a 50 GB/s NIC: 2.5 us): folded against 1 ms,
+ * refused against 100 us (past 1 %). */
+static nsim_plan *merging_adds_plan(nsim_topo *t)
 {
-    nsim_topo *t = cluster(8, 0);
-    nsim_err err;
     nsim_plan_req r = ring_req(NSIM_COLL_ALLREDUCE, 16u << 20);
     nsim_plan *p = plan(t, &r);
-    uint32_t n = p->nranks, nlanes = p->nlanes;
+    uint32_t n = p->nranks;
     nsim_plan_lane *w = &p->lanes[0];
     uint64_t total = 0;
     for (uint32_t i = 0; i < w->nops; i++)
@@ -213,13 +214,41 @@ static void test_fold_refuses_what_merging_adds(void)
         l->npatch = 1;
         l->patch_shared = 0;
     }
+    return p;
+}
+
+static void test_fold_refuses_what_merging_adds(void)
+{
+    nsim_topo *t = cluster(8, 0);
+    nsim_err err;
     nsim_fold_info fi;
+    nsim_plan *p = merging_adds_plan(t);
+    uint32_t nlanes = p->nlanes;
     NSIM_ASSERT_OK(nsim_plan_fold(t, p, &fi, &err));
     CU_ASSERT_EQUAL(fi.played, fi.hosts);
     CU_ASSERT_EQUAL(p->nlanes, nlanes);
     CU_ASSERT(fi.bytes_added > 0.029 && fi.bytes_added < 0.031);
     CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "every chunk at its largest "
                                               "would add 3.00 %"));
+    nsim_plan_destroy(p);
+    /* a predicted time of 1 ms: 2.5 us is well within 1 % of it */
+    p = merging_adds_plan(t);
+    p->req.fold_row_ps = 1000000000;
+    NSIM_ASSERT_OK(nsim_plan_fold(t, p, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, 2);
+    CU_ASSERT(fi.bytes_added > 0.029 && fi.bytes_added < 0.031);
+    CU_ASSERT(fi.bytes_time_ps > 2000000 && fi.bytes_time_ps < 3000000);
+    nsim_plan_destroy(p);
+    /* of 100 us, past 1 % */
+    p = merging_adds_plan(t);
+    p->req.fold_row_ps = 100000000;
+    NSIM_ASSERT_OK(nsim_plan_fold(t, p, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, fi.hosts);
+    CU_ASSERT_EQUAL(p->nlanes, nlanes);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "every chunk at its largest "
+                                              "adds 3.00 % to a lane's "
+                                              "payload, 2.50 us, 2.5 % of "
+                                              "NCCL's estimate"));
     nsim_plan_destroy(p);
     nsim_topo_destroy(t);
 }
