@@ -1,9 +1,10 @@
 #!/bin/sh
 # Scale benchmarks in flow fidelity (issue 12 item 4): clusters of DGX H100
 # nodes on a rail fat tree, built from the scenario's cluster spec. Prints, per
-# run: ranks, wall seconds, CPU seconds, engine events and peak RSS, then
-# the exponents of wall time, CPU time and events vs ranks (least squares
-# on log-log) for the ring series. Never fails on speed; a run over its time limit is "cut".
+# run: ranks, wall seconds, CPU seconds, engine events, peak RSS and the
+# hosts played where it folds, then the exponents of wall time, CPU time,
+# events and wall time per host played vs ranks (least squares on
+# log-log) for the ring series. Never fails on speed; a run over its time limit is "cut".
 #
 #   sh scripts/bench.sh --scale            the targets, and the ring with
 #                                          every host played (minutes)
@@ -46,20 +47,26 @@ run() {
         $bin run "$s" --quiet --timing "$@" 2>"$out"; then
         set -- $(cat "$dir/time")
         ev=$(sed -n 's/.* \([0-9]*\) events.*/\1/p' "$out" | tail -1)
-        printf '%-34s %7d %9.2f %9.2f %12s %8.0f MB  (target < %s s)\n' \
-            "$label" "$ranks" "$1" "$2" "$ev" "$(($3 / 1024))" "$target"
-        [ "$label" = ring ] && echo "$ranks $1 $2 $ev" >>"$dir/fit"
+        # hosts played where the run folds (README "Folding")
+        played=$(sed -n 's/.*folded: \([0-9]*\) of [0-9]* hosts.*/\1/p' \
+            "$out" | tail -1)
+        printf '%-34s %7d %9.2f %9.2f %12s %8.0f MB %6s  (target < %s s)\n' \
+            "$label" "$ranks" "$1" "$2" "$ev" "$(($3 / 1024))" \
+            "${played:--}" "$target"
+        [ "$label" = ring ] &&
+            echo "$ranks $1 $2 $ev $(awk -v w="$1" -v p="${played:-1}" \
+                'BEGIN { printf "%.6f", w / p }')" >>"$dir/fit"
     else
-        printf '%-34s %7d %9s %9s %12s %11s  (target < %s s): %s\n' \
-            "$label" "$ranks" "cut" "-" "-" "-" "$target" \
+        printf '%-34s %7d %9s %9s %12s %11s %6s  (target < %s s): %s\n' \
+            "$label" "$ranks" "cut" "-" "-" "-" "-" "$target" \
             "$(tail -1 "$out" | cut -c1-100)"
     fi
     return 0
 }
 
-printf '%-34s %7s %9s %9s %12s %11s\n' "# run (flow fidelity)" ranks "wall s" \
-    "cpu s" events "peak RSS"
-# the ring series: NCCL's protocol, folded onto two hosts (README
+printf '%-34s %7s %9s %9s %12s %11s %6s\n' "# run (flow fidelity)" ranks \
+    "wall s" "cpu s" events "peak RSS" played
+# the ring series: NCCL's protocol, folded onto a few hosts (README
 # "Folding"); the targets are issue 12's
 for n in 16 32 64; do run ring "$n" all_reduce_perf 1G - --algo Ring; done
 run ring 128 all_reduce_perf 1G 3 --algo Ring
@@ -94,4 +101,7 @@ if [ -f "$dir/fit" ]; then
     fit 2 "wall"
     fit 3 "cpu"
     fit 4 "events"
+    # a latency-bound ring across leaves plays more hosts (README
+    # "Folding"): per host played, the work is linear in the ranks
+    fit 5 "wall per host played"
 fi
