@@ -375,7 +375,9 @@ static int slower(const nsim_route *a, const nsim_route *b)
  * found), so that the played ring has it. Then every NET connection's
  * route is compared with its twin's as played: a wider one refuses the
  * fold (the played hop would be slower than the ring's slowest), the
- * others are counted with their latency difference. */
+ * others are counted with their latency difference; *lap_added gets
+ * what the played routes add to one lap of a channel's ring (the
+ * channel where they add most). */
 static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi,
                        nsim_time *lap_added)
 {
@@ -438,10 +440,11 @@ static int try_period(fold *f, const nsim_plan *p, nsim_fold_info *fi,
 /* Chooses the played hosts (a period of the hosts, m >= the smallest
  * that repeats, and its base: see choose_base): the smallest period
  * whose played routes add at most NSIM_FOLD_LAT_TOL of the size's
- * predicted time to a latency-bound ring. A period m plays m hosts, of
- * whose m hops the two at the leaf boundary cross where the whole ring
- * crosses every 32 or so: the longer run of hosts holds the crossings
- * nearer their share. */
+ * predicted time to a latency-bound ring. A run of m played hosts has
+ * two hops that cross the spine (the leaf boundary inside it and the
+ * hop back from its last host to its first) in m, where the whole ring
+ * has one in a leaf's hosts: the longer the run, the nearer the
+ * crossings come to their share. */
 static int choose_played(fold *f, const nsim_plan *p, nsim_fold_info *fi)
 {
     uint32_t nh = f->hm->nhosts, m0 = f->m, best = 0;
