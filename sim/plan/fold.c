@@ -385,6 +385,8 @@ static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi,
     nsim_time chan = 0;
     f->base = 0;
     *lap_added = 0;
+    fi->net_conns = fi->net_unlike = 0;
+    fi->lat_diff_ps = 0;
     for (uint32_t i = 0; i < p->nlanes; i++) {
         const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
         if (c->transport != NSIM_TRANSPORT_NET)
@@ -463,8 +465,6 @@ static int choose_played(fold *f, const nsim_plan *p, nsim_fold_info *fi)
                 return rc;
             continue;
         }
-        fi->net_conns = fi->net_unlike = 0;
-        fi->lat_diff_ps = 0;
         if (!choose_base(f, p, fi, &lap)) {
             if (m == m0)
                 return 0;
@@ -537,7 +537,8 @@ static int same_op(const nsim_plan_op *a, const nsim_plan_op *b)
 
 /* Played lane w (rank pr of channel c): its patches with every payload
  * raised to the largest of its twins', in *out (NULL: none raised), and
- * the bytes that adds as a fraction of w's in *added. */
+ * the bytes that adds, in *more_out and as a fraction of w's in
+ * *added. */
 static int merged_lane(const fold *f, const nsim_plan *p, uint32_t c,
                        uint32_t pr, merge_scratch *m, nsim_plan_patch **out,
                        uint32_t *nout, double *added, uint64_t *more_out)
@@ -653,13 +654,16 @@ static void free_merged(nsim_plan_patch **a, uint32_t *na, uint32_t np)
  * shared by as many lanes as send on one NIC. A lane's ops follow one
  * another, and a step of the ring's chain runs one lane's op: the
  * chain's added bytes are at most one lane's. */
-static nsim_time merge_time(const fold *f, const nsim_plan *p,
-                            uint64_t more)
+static int merge_time(const fold *f, const nsim_plan *p, uint64_t more,
+                      nsim_time *out)
 {
     double bw = 0;
     uint32_t per_nic = 1;
     uint32_t nd = nsim_topo_ndevices(f->t);
     uint32_t *count = calloc(nd ? nd : 1, sizeof *count);
+    *out = 0;
+    if (count == NULL)
+        return NSIM_ENOMEM;
     for (uint32_t i = 0; i < p->nlanes; i++) {
         const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
         const nsim_route *r;
@@ -668,14 +672,15 @@ static nsim_time merge_time(const fold *f, const nsim_plan *p,
                 NSIM_OK)
             continue;
         bw = bw == 0 || r->bw < bw ? r->bw : bw;
-        if (count != NULL && c->send_nic < nd && ++count[c->send_nic] > per_nic)
+        if (c->send_nic < nd && ++count[c->send_nic] > per_nic)
             per_nic = count[c->send_nic];
     }
     free(count);
-    if (bw <= 0)
-        return 0;
-    double wire = (double)nsim_plan_wire_bytes(p, more);
-    return (nsim_time)(wire * per_nic / bw * (double)NSIM_PS_PER_S + 0.5);
+    if (bw > 0)
+        *out = (nsim_time)((double)nsim_plan_wire_bytes(p, more) * per_nic /
+                               bw * (double)NSIM_PS_PER_S +
+                           0.5);
+    return NSIM_OK;
 }
 
 static int cmp_ptr(const void *a, const void *b)
@@ -1022,7 +1027,9 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     rc = fi->bytes_diff > 0 ? merge_payloads(&f, p, &merged, &nmerged,
                                              &fi->bytes_added, &more)
                             : NSIM_OK;
-    fi->bytes_time_ps = more > 0 ? merge_time(&f, p, more) : 0;
+    fi->bytes_time_ps = 0;
+    if (rc == NSIM_OK && more > 0)
+        rc = merge_time(&f, p, more, &fi->bytes_time_ps);
     if (rc == NSIM_OK && row == 0 && fi->bytes_added > NSIM_FOLD_BYTES_TOL) {
         free_merged(merged, nmerged, np);
         return refuse(fi, "the size does not divide evenly over %u ranks: "

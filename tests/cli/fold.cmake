@@ -78,17 +78,13 @@ nsim_expect_file(cli.fold.trace_off
 # largest (--timing, JSON say how much that adds, in bytes and in time
 # at a lane's share of the narrowest route); refused where that time
 # would pass 1 % of NCCL's prediction (unit test "uneven size")
-nsim_expect(cli.fold.uneven 0
-            CMD ${NCCLSIM} run ${D}/fold-4node.json -b 4194368 -e 4194368
-            --timing --json fold_uneven.json
-            OUT "# folded: 2 of 4 hosts played"
-            ERR "folded: 2 of 4 hosts played from host 0 \\(the size does not divide evenly: every chunk played at its largest, as the size rounded up to whole chunks, \\+0\\.192 % of a lane's payload at most, 0\\.04 us at its share of the narrowest route\\)")
-add_test(NAME cli.fold.uneven_json
-         COMMAND ${CMAKE_COMMAND} -DFILE=fold_uneven.json
-                 "-DRE=\"fold_bytes_added\":[ \t]*0\\.00192"
-                 -P ${NSIM_TESTS}/file_matches.cmake)
-set_tests_properties(cli.fold.uneven PROPERTIES FIXTURES_SETUP fold_uneven)
-set_tests_properties(cli.fold.uneven_json PROPERTIES FIXTURES_REQUIRED fold_uneven)
+nsim_expect_file(cli.fold.uneven
+                 CMD ${NCCLSIM} run ${D}/fold-4node.json -b 4194368
+                     -e 4194368 --timing --json fold_uneven.json
+                 OUT "# folded: 2 of 4 hosts played"
+                 ERR "folded: 2 of 4 hosts played from host 0 \\(the size does not divide evenly: every chunk played at its largest, as the size rounded up to whole chunks, \\+0\\.192 % of a lane's payload at most, 0\\.04 us at its share of the narrowest route\\)"
+                 FILE fold_uneven.json
+                 RE "\"fold_bytes_added\":[ \t]*0\\.00192")
 # twins 2.97 % apart at a latency-bound size: the merge adds 1.49 %
 # of a lane's payload, 0.02 us; folded within 0.02 % of every host
 # played (251.11 us)
@@ -100,14 +96,10 @@ nsim_expect(cli.fold.uneven_small 0
 # latency-bound ring plays a longer run of hosts, the fewest that keep
 # what the played routes add under 1 % of NCCL's predicted time (8 at
 # 1 MiB, 4 at 16 MiB); where it is bandwidth-bound, two (256 MiB)
-nsim_expect(cli.fold.latency 0
-            CMD ${NCCLSIM} run ${D}/fold-2leaf.json --timing
-            --json fold_latency.json
-            OUT "# folded: 8 of 16 hosts played"
-            ERR "# timing: 1048576 B: [^\n]*folded: 8 of 16 hosts played from host 7 \\(4 of 32 NET connections have a faster route than the played, by up to 0\\.52 us: 2\\.08 us over the ring's laps, where it is latency-bound\\)\n# timing: 16777216 B: [^\n]*folded: 4 of 16 hosts played from host 7 [^\n]*: 6\\.24 us over[^\n]*\n# timing: 268435456 B: [^\n]*folded: 2 of 16 hosts played from host 7 [^\n]*: 14\\.56 us over")
-add_test(NAME cli.fold.latency_json
-         COMMAND ${CMAKE_COMMAND} -DFILE=fold_latency.json
-                 "-DRE=\"size\":[ \t]*1048576,.*\"hosts_played\":[ \t]*8,[ \t\n]*\"fold_latency_added_us\":[ \t]*2\\.08"
-                 -P ${NSIM_TESTS}/file_matches.cmake)
-set_tests_properties(cli.fold.latency PROPERTIES FIXTURES_SETUP fold_latency)
-set_tests_properties(cli.fold.latency_json PROPERTIES FIXTURES_REQUIRED fold_latency)
+nsim_expect_file(cli.fold.latency
+                 CMD ${NCCLSIM} run ${D}/fold-2leaf.json --timing
+                     --json fold_latency.json
+                 OUT "# folded: 8 of 16 hosts played"
+                 ERR "# timing: 1048576 B: [^\n]*folded: 8 of 16 hosts played from host 7 \\(4 of 32 NET connections have a faster route than the played, by up to 0\\.52 us: 2\\.08 us over the ring's laps, where it is latency-bound\\)\n# timing: 16777216 B: [^\n]*folded: 4 of 16 hosts played from host 7 [^\n]*: 6\\.24 us over[^\n]*\n# timing: 268435456 B: [^\n]*folded: 2 of 16 hosts played from host 7 [^\n]*: 14\\.56 us over"
+                 FILE fold_latency.json
+                 RE "\"size\":[ \t]*1048576,.*\"hosts_played\":[ \t]*8,[ \t\n]*\"fold_latency_added_us\":[ \t]*2\\.08")
