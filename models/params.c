@@ -153,13 +153,15 @@ const nsim_param_info nsim_param_table[] = {
       "bytes on every hop (IB ACK 30 B, CTS 64 B, a zero-byte "
       "WRITE_WITH_IMM) is a delay in flow fidelity and shares no "
       "bandwidth; its bytes are < 1 % of a 64 KiB slice's"),
-    P(flow_passes, COUNT, "2",
-      "solver setting: recompute passes after a change; a flow whose rate "
+    P(flow_passes, COUNT, "1",
+      "solver setting: recompute passes after a change (a flow whose rate "
       "falls passes the room it leaves to the flows of its other servers "
-      "in the next pass (2: the agreement grid is the same with 1, 2, 4 "
-      "and 8; 1,024-GPU NVLSTree 1 GiB within 0.02 % of 4, 64 hosts "
-      "256 MiB within 0.4 %, for about a quarter less CPU; "
-      "docs/fidelity.md)"),
+      "in the next pass); passes that share out a server left overfull by "
+      "reverse load come on top. 1: NVLSTree 1 GiB on 16 DGX H100 (folded) "
+      "363.67 GB/s against 366.06 with 4 and 362.88 in packet, 256 MiB "
+      "296.04 / 301.75 / 311.37; a 16-host Tree 16 MiB played whole 2.1 % "
+      "slower than with 4; 2 passes cost 20-60 % more CPU at 128 nodes "
+      "(docs/fidelity.md)"),
     P(flow_auto_packets, COUNT, "30000000",
       "solver setting: --fidelity auto runs flow when the packet model "
       "would move more than this many MTU packets and stream pieces "

@@ -10,12 +10,21 @@
 # Usage: scripts/validate.sh [DATASET-ID ...]
 #        (default: 15 16 02 03 04 05 06 23 12 28 43 18 19 07 09)
 #        NSIM_VALIDATE_NO_LOO=1: default parameters only
+#        NSIM_VALIDATE_FIDELITY=flow|packet: every comparison and fit at
+#        that fidelity (default: each machine's, scripts/validate.tsv)
 set -e
 cd "$(dirname "$0")/.."
 hw=${NSIM_HWDATA:-../shared/hwdata}
 table=${NSIM_VALIDATE_TABLE:-scripts/validate.tsv}
 [ -d "$hw" ] || { echo "validate: no hwdata folder at $hw" >&2; exit 1; }
 [ -f "$table" ] || { echo "validate: no table $table" >&2; exit 1; }
+fidelity=""
+case "${NSIM_VALIDATE_FIDELITY:-}" in
+"") ;;
+flow | packet) fidelity="--fidelity $NSIM_VALIDATE_FIDELITY" ;;
+*) echo "validate: NSIM_VALIDATE_FIDELITY is \"$NSIM_VALIDATE_FIDELITY\"; expected flow or packet" >&2
+   exit 1 ;;
+esac
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 sim=$PWD/build/ncclsim
@@ -80,8 +89,8 @@ run_compare() { # ID MACHINE OUT [--params P]
     [ -n "$_cc" ] || _cc=allreduce
     # shellcheck disable=SC2046
     nice -n 10 "$sim" compare "$(scenario "$_cm")" "$tmp/$_cid.json" \
-        --collective "$_cc" $(field 4 "$_cl") $(field 6 "$_cl") "$@" \
-        > "$_co"
+        --collective "$_cc" $(field 4 "$_cl") $(field 6 "$_cl") $fidelity \
+        "$@" > "$_co"
 }
 
 : > "$tmp/table"
@@ -106,7 +115,7 @@ for id in ${*:-15 16 02 03 04 05 06 23 12 28 43 18 19 07 09}; do
         echo "== dataset $id: calibrated on $others"
         # shellcheck disable=SC2046,SC2086
         if nice -n 10 "$sim" calibrate "$(scenario "$m")" $files \
-                $(field 4 "$ml") $(field 5 "$ml") --timing \
+                $(field 4 "$ml") $(field 5 "$ml") $fidelity --timing \
                 -o "$tmp/$id.loo.params.json" > "$tmp/$id.cal.txt" \
                 2> "$tmp/$id.cal.err"; then
             cat "$tmp/$id.cal.txt"
@@ -124,7 +133,7 @@ for id in ${*:-15 16 02 03 04 05 06 23 12 28 43 18 19 07 09}; do
     fi
     echo "$id $m $def $loo $on $wall" >> "$tmp/table"
 done
-echo "== summary: median |error| (>= 1 MiB, < 1 MiB) and bias; default parameters, then leave-one-out"
+echo "== summary: median |error| (>= 1 MiB, < 1 MiB) and bias; default parameters, then leave-one-out${fidelity:+ ($fidelity)}"
 printf "%-4s %-26s %8s %8s %8s | %8s %8s %8s  %-22s %s\n" id machine ">=1MiB" "<1MiB" bias \
     ">=1MiB" "<1MiB" bias "calibrated on" "fit s"
 while read -r id m d1 d2 d3 l1 l2 l3 on wall; do
