@@ -779,8 +779,9 @@ static int reverse_freed(const srv *s)
 static void recompute(nsim_flownet *fn)
 {
     uint32_t passes = (uint32_t)fn->p->flow_passes;
-    for (uint32_t pass = 0;
-         fn->ndirty > 0 && pass < passes + OVERFULL_PASSES; pass++) {
+    uint32_t extra = fn->p->flow_reverse_load ? OVERFULL_PASSES : 0;
+    for (uint32_t pass = 0; fn->ndirty > 0 && pass < passes + extra;
+         pass++) {
         fn->epoch++;
         fn->st.recomputes++;
         if (gather(fn) != NSIM_OK || fill(fn) != NSIM_OK) {
@@ -802,7 +803,7 @@ static void recompute(nsim_flownet *fn)
          * that kept their rates: share it out among all of them */
         for (uint32_t i = 0; i < fn->nwsrv; i++) {
             srv *s = &fn->s[fn->wsrv[i]];
-            if (pass + 1 < passes + OVERFULL_PASSES && overfull(s))
+            if (extra && pass + 1 < passes + extra && overfull(s))
                 mark_dirty(fn, fn->wsrv[i], 1);
             else if (pass + 1 < passes &&
                      (s->wcount == 0
@@ -937,7 +938,8 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
             if (rev > 0) {
                 NSIM_TRY(server_index(fn, si.reverse, &k));
                 f->use[f->nuse++] =
-                    (use){k, 0, 1, (double)rev / (double)bytes};
+                    (use){k, 0, fn->p->flow_reverse_load != 0,
+                          (double)rev / (double)bytes};
             }
         }
         if (rev > 0) {

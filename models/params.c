@@ -153,15 +153,21 @@ const nsim_param_info nsim_param_table[] = {
       "bytes on every hop (IB ACK 30 B, CTS 64 B, a zero-byte "
       "WRITE_WITH_IMM) is a delay in flow fidelity and shares no "
       "bandwidth; its bytes are < 1 % of a 64 KiB slice's"),
-    P(flow_passes, COUNT, "1",
-      "solver setting: recompute passes after a change (a flow whose rate "
+    P(flow_passes, COUNT, "2",
+      "solver setting: recompute passes after a change; a flow whose rate "
       "falls passes the room it leaves to the flows of its other servers "
-      "in the next pass); passes that share out a server left overfull by "
-      "reverse load come on top. 1: NVLSTree 1 GiB on 16 DGX H100 (folded) "
-      "363.67 GB/s against 366.06 with 4 and 362.88 in packet, 256 MiB "
-      "296.04 / 301.75 / 311.37; a 16-host Tree 16 MiB played whole 2.1 % "
-      "slower than with 4; 2 passes cost 20-60 % more CPU at 128 nodes "
-      "(docs/fidelity.md)"),
+      "in the next pass (2: the agreement grid is the same with 1, 2, 4 "
+      "and 8; 1,024-GPU NVLSTree 1 GiB within 0.02 % of 4, 64 hosts "
+      "256 MiB within 0.4 %, for about a quarter less CPU; "
+      "docs/fidelity.md)"),
+    P(flow_reverse_load, COUNT, "0",
+      "solver setting: 1 makes what a hop charges to the link's other "
+      "direction (NVLink responses, IB ACKs) load there and not a bound on "
+      "its flow, as in the packet model (NVLS AllReduce on one DGX H100 "
+      "against hwdata 02: 11.9 -> 2.4 % median error); 0, the default, "
+      "bounds it there like a forward use: with 1 a 2-node Tree needs "
+      "flow_passes 2, which costs 25 % more CPU on 131,072 GPUs "
+      "(docs/fidelity.md, 2026-12-06)"),
     P(flow_auto_packets, COUNT, "30000000",
       "solver setting: --fidelity auto runs flow when the packet model "
       "would move more than this many MTU packets and stream pieces "
@@ -241,6 +247,7 @@ static const param_range range_overrides[] = {
     /* flow fidelity: at least one pass; auto from one packet to 10^15 */
     {"flow_control_bytes", 0, 65536, "0 .. 64 KiB"},
     {"flow_passes", 1, 64, "1 .. 64 passes"},
+    {"flow_reverse_load", 0, 1, "0 .. 1"},
     {"flow_auto_packets", 1, 1e15, "1 .. 10^15 packets"},
     {NULL, 0, 0, NULL},
 };

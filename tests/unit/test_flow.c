@@ -37,10 +37,7 @@
  * NVSwitch saturated by 16-32 thread blocks (the packet model's link
  * FIFOs buffer what a thread block pushes ahead, flows share the port
  * max-min); links shared in the fat tree (FIFO collisions cost the
- * packet model a few percent the fluid share does not); an AllToAll
- * across hosts, whose lanes interleave NVLink and NET sends (the packet
- * model's 64 KiB NVLink pieces: on two DGX H100 at 16 MiB flow is 3.5 %
- * above packet, 1.6 % above packet with 4 KiB pieces). */
+ * packet model a few percent the fluid share does not). */
 #define AGREE_SMALL 0.16
 #define AGREE_NVSWITCH 0.15
 #define AGREE_FABRIC 0.10
@@ -251,9 +248,10 @@ static void test_fifo_thread_block(void)
     rig_close(&r);
 }
 
-/* Responses on the reverse direction are load there, not a bound: two
- * GPUs on one 10 GB/s NVLink (each write draws 32 response bytes per
- * 128-byte packet on the other direction, 0.25 per byte). P writes 8 MB
+/* With flow_reverse_load 1, responses on the reverse direction are load
+ * there, not a bound: two GPUs on one 10 GB/s NVLink (each write draws
+ * 32 response bytes per 128-byte packet on the other direction, 0.25 per
+ * byte). P writes 8 MB
  * 0 -> 1 while Q1..Q3 write 8/3 MB each 1 -> 0. Link 1 -> 0 carries the
  * Qs and P's responses, 0 -> 1 P and the Qs' responses: P = 10 - 0.75 Q
  * and 3 Q = 10 - 0.25 P give P = 8, Q = 8/3 GB/s, all ending at 1 ms
@@ -273,6 +271,7 @@ static void test_reverse_load_not_bound(void)
     r.p.nvlink_response_bytes = 32;
     r.p.nvlink_payload_bytes = 128;
     r.p.nvlink_efficiency_pct = 100;
+    r.p.flow_reverse_load = 1;
     CU_ASSERT_FATAL(nsim_sim_create(1, &r.sim, &err) == NSIM_OK);
     CU_ASSERT_FATAL(nsim_topo_create("pair", &r.t, &err) == NSIM_OK);
     nsim_device g = {.type = NSIM_DEV_GPU, .rank = -1};
@@ -374,12 +373,10 @@ static void grid_scenario(const char *path, const uint64_t *sizes,
                     g->over++;
                 int one_host = nsim_topo_nhosts(s->topo) == 1 &&
                                rp.busbw > 100;
-                int alltoall_hosts = colls[c] == NSIM_COLL_ALLTOALL &&
-                                     nsim_topo_nhosts(s->topo) > 1;
-                double bound = sizes[k] < (16u << 20)  ? AGREE_SMALL
-                               : one_host              ? AGREE_NVSWITCH
-                               : fabric || alltoall_hosts ? AGREE_FABRIC
-                                                       : AGREE;
+                double bound = sizes[k] < (16u << 20) ? AGREE_SMALL
+                               : one_host             ? AGREE_NVSWITCH
+                               : fabric               ? AGREE_FABRIC
+                                                      : AGREE;
                 if (bound == AGREE) {
                     g->strict++;
                     g->strict_over += d > AGREE;

@@ -617,26 +617,14 @@ static void test_fold_tree_plans(void)
 
 /* Sixteen hosts, 16 MiB: eight played hosts give the whole NVLSTree's
  * and the whole Tree's time within 2 %; fewer than 8 hosts, RoCE and
- * --fold off play all. The whole runs take 4 solver passes (the default
- * is one): the more flows a change touches the more a single pass
- * leaves unshared, and the 16-host Tree then runs 2.1 % slower than with
- * 4 (335.64 against 330.66 us; packet 328.59, the folded run 328.46). */
-static nsim_run_row run_whole(nsim_scenario *s, uint64_t size)
-{
-    uint64_t passes = s->params.flow_passes;
-    s->params.flow_passes = 4;
-    nsim_run_row row = run_size(s, size, NSIM_FOLD_OFF);
-    s->params.flow_passes = passes;
-    return row;
-}
-
+ * --fold off play all. */
 static void test_fold_tree_runs(void)
 {
     nsim_topo *t = cluster(16, 0);
     nsim_scenario *s = flow_scenario(t, "nvlstree", "all_reduce_perf",
                                      ", \"algorithm\": \"NVLSTree\"");
     nsim_run_row folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
-    nsim_run_row whole = run_whole(s, 16u << 20);
+    nsim_run_row whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
     CU_ASSERT_EQUAL(folded.fold.hosts, 16);
     CU_ASSERT(folded.fold.played < 16);
     CU_ASSERT_EQUAL(whole.fold.played, 16);
@@ -649,7 +637,7 @@ static void test_fold_tree_runs(void)
     s = flow_scenario(t, "tree", "all_reduce_perf",
                       ", \"algorithm\": \"Tree\"");
     folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
-    whole = run_whole(s, 16u << 20);
+    whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
     CU_ASSERT(folded.fold.played < 16 && whole.fold.played == 16);
     fprintf(stderr, "  Tree 16 MiB, 16 hosts: folded %.2f us (%u hosts), "
                     "whole %.2f us\n",
