@@ -26,11 +26,13 @@
 #define EPS_REL 1e-9
 #define PROPAGATE_REL 1e-3 /* a fall in rate that is passed on */
 
-/* A flow's use of a server. A reverse use is what its hop charges to
- * the link's other direction (NVLink responses, IB ACKs): load there,
- * which the flows crossing that direction share what is left of, but
- * not a bound on the flow itself (the packet model charges responses to
- * the reverse server's time without making the piece wait for it). */
+/* A flow's use of a server. With nsim_params.flow_reverse_load, what
+ * its hop charges to the link's other direction (NVLink responses, IB
+ * ACKs) is a reverse use: load there, which the flows crossing that
+ * direction share what is left of, but not a bound on the flow itself
+ * (the packet model charges responses to the reverse server's time
+ * without making the piece wait for it); by default it is a use like
+ * the others. */
 typedef struct use {
     uint32_t srv;     /* server */
     uint32_t pos : 31; /* index in its reference array */
