@@ -12,9 +12,7 @@
  * flows) saturates first and freezes its flows at that level; levels only
  * rise as flows freeze, so a heap of the servers (each at most once,
  * keyed by a lower bound of its level, brought up to date at the top)
- * gives the order. A reverse use (see use) keeps the load of its flow's
- * old rate reserved on its server and moves it to the new rate when the
- * flow freezes; a server whose level that lowers is filed again.
+ * gives the order.
  */
 #include "flow.h"
 
@@ -26,18 +24,9 @@
 #define EPS_REL 1e-9
 #define PROPAGATE_REL 1e-3 /* a fall in rate that is passed on */
 
-/* A flow's use of a server. With nsim_params.flow_reverse_load, what
- * its hop charges to the link's other direction (NVLink responses, IB
- * ACKs) is a reverse use: load there, which the flows crossing that
- * direction share what is left of, but not a bound on the flow itself
- * (the packet model charges responses to the reverse server's time
- * without making the piece wait for it); by default it is a use like
- * the others. */
 typedef struct use {
-    uint32_t srv;     /* server */
-    uint32_t pos : 31; /* index in its reference array */
-    uint32_t reverse : 1;
-    double coef;      /* server bytes per payload byte */
+    uint32_t srv, pos; /* server, index in its reference array */
+    double coef;       /* server bytes per payload byte */
 } use;
 
 typedef struct flow flow;
@@ -82,9 +71,7 @@ typedef struct srv {
     uint32_t mark;
     uint8_t dirty, force; /* force: all its flows are recomputed */
     uint8_t down;
-    uint32_t wcount;      /* forward uses by the work set */
-    uint32_t wrev;        /* reverse uses by the work set */
-    double load0;         /* load when the work set was gathered */
+    uint32_t wcount;      /* uses by the work set (all: s->n) */
     uint32_t wstart, wfill; /* its work set's uses in fn->wref */
     double bw;            /* cached from the fabric */
     double load;          /* sum of rate x coef of its flows */
@@ -104,7 +91,6 @@ typedef struct hent {
 typedef struct ended_use {
     uint32_t srv;
     uint8_t force; /* the server was saturated before it left */
-    uint8_t reverse;
     double coef;
 } ended_use;
 
@@ -335,7 +321,6 @@ static ended *twin_of(nsim_flownet *fn, const flow *f)
         const ended_use *u = &fn->eu[d->first];
         uint32_t k = 0;
         while (k < f->nuse && u[k].srv == f->use[k].srv &&
-               u[k].reverse == f->use[k].reverse &&
                u[k].coef == f->use[k].coef)
             k++;
         if (k == f->nuse)
@@ -389,7 +374,6 @@ static int hold_end(nsim_flownet *fn, const flow *f)
         const srv *s = &fn->s[f->use[i].srv];
         fn->eu[fn->neu++] = (ended_use){f->use[i].srv,
                                         (uint8_t)saturated(s),
-                                        (uint8_t)f->use[i].reverse,
                                         f->use[i].coef};
     }
     schedule_recompute(fn);
@@ -593,19 +577,6 @@ static void hpop(nsim_flownet *fn)
     }
 }
 
-static int heap_push(nsim_flownet *fn, hent e)
-{
-    NSIM_TRY(grow((void **)&fn->heap, &fn->heap_cap, fn->nheap + 1,
-                  sizeof *fn->heap));
-    uint32_t i = fn->nheap++;
-    while (i > 0 && hless(e, fn->heap[(i - 1) / 2])) {
-        fn->heap[i] = fn->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    fn->heap[i] = e;
-    return NSIM_OK;
-}
-
 static double level(const srv *s)
 {
     return (s->rcap > 0 ? s->rcap : 0) / s->wsum;
@@ -655,16 +626,11 @@ static int gather(nsim_flownet *fn)
             if (s->mark != ep) {
                 s->mark = ep;
                 s->rcap = s->down ? 0 : s->bw - s->load;
-                s->load0 = s->load;
                 s->wsum = 0;
-                s->wcount = s->wrev = 0;
+                s->wcount = 0;
                 NSIM_TRY(grow((void **)&fn->wsrv, &fn->wsrv_cap,
                               fn->nwsrv + 1, sizeof *fn->wsrv));
                 fn->wsrv[fn->nwsrv++] = id;
-            }
-            if (f->use[k].reverse) {
-                s->wrev++; /* its load stays reserved, at its old rate */
-                continue;
             }
             s->wsum += f->use[k].coef;
             s->wcount++;
@@ -685,8 +651,6 @@ static int gather(nsim_flownet *fn)
     for (uint32_t i = 0; i < fn->nwork; i++) {
         flow *f = fn->work[i];
         for (uint32_t k = 0; k < f->nuse; k++) {
-            if (f->use[k].reverse)
-                continue;
             srv *s = &fn->s[f->use[k].srv];
             fn->wref[s->wstart + s->wfill++] = (ref){f, k};
         }
@@ -735,15 +699,6 @@ static int fill(nsim_flownet *fn)
             for (uint32_t j = 0; j < g->nuse; j++) {
                 uint32_t id = g->use[j].srv;
                 srv *t = &fn->s[id];
-                if (g->use[j].reverse) {
-                    /* its reservation there moves to the new rate; a
-                     * server whose level that lowers is filed again */
-                    double before = t->wsum > t->wleft ? level(t) : 0;
-                    t->rcap -= (lv - g->rate) * g->use[j].coef;
-                    if (t->wsum > t->wleft && level(t) < before)
-                        NSIM_TRY(heap_push(fn, (hent){level(t), id}));
-                    continue;
-                }
                 t->rcap -= lv * g->use[j].coef;
                 t->wsum -= g->use[j].coef;
                 /* one left with no unfrozen flow stays in the heap until
@@ -759,31 +714,10 @@ static int fill(nsim_flownet *fn)
     return NSIM_OK;
 }
 
-/* Reverse uses reserve their flows' old rates until those freeze, so a
- * filling that froze a server's flows before the reverse users of it
- * can leave it overfull: such a server is shared again, in up to this
- * many passes beyond flow_passes. */
-#define OVERFULL_PASSES 4
-
-static int overfull(const srv *s)
-{
-    return s->load > s->bw * (1 + 1e-6);
-}
-
-/* A server only the working flows' reverse uses reached, which was full
- * and has room now that their rates fell. */
-static int reverse_freed(const srv *s)
-{
-    return s->load0 >= s->bw * (1 - 1e-6) &&
-           s->load < s->load0 * (1 - PROPAGATE_REL);
-}
-
 static void recompute(nsim_flownet *fn)
 {
     uint32_t passes = (uint32_t)fn->p->flow_passes;
-    uint32_t extra = fn->p->flow_reverse_load ? OVERFULL_PASSES : 0;
-    for (uint32_t pass = 0; fn->ndirty > 0 && pass < passes + extra;
-         pass++) {
+    for (uint32_t pass = 0; fn->ndirty > 0 && pass < passes; pass++) {
         fn->epoch++;
         fn->st.recomputes++;
         if (gather(fn) != NSIM_OK || fill(fn) != NSIM_OK) {
@@ -803,14 +737,9 @@ static void recompute(nsim_flownet *fn)
         }
         /* a server the working flows filled up, with other flows on it
          * that kept their rates: share it out among all of them */
-        for (uint32_t i = 0; i < fn->nwsrv; i++) {
+        for (uint32_t i = 0; pass + 1 < passes && i < fn->nwsrv; i++) {
             srv *s = &fn->s[fn->wsrv[i]];
-            if (extra && pass + 1 < passes + extra && overfull(s))
-                mark_dirty(fn, fn->wsrv[i], 1);
-            else if (pass + 1 < passes &&
-                     (s->wcount == 0
-                          ? reverse_freed(s)
-                          : saturated(s) && s->wcount + s->wrev < s->n))
+            if (saturated(s) && s->wcount < s->n)
                 mark_dirty(fn, fn->wsrv[i], 1);
         }
     }
@@ -936,12 +865,11 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
         if (bytes > 0) {
             uint32_t k;
             NSIM_TRY(server_index(fn, id, &k));
-            f->use[f->nuse++] = (use){k, 0, 0, (double)w / (double)bytes};
+            f->use[f->nuse++] = (use){k, 0, (double)w / (double)bytes};
             if (rev > 0) {
                 NSIM_TRY(server_index(fn, si.reverse, &k));
                 f->use[f->nuse++] =
-                    (use){k, 0, fn->p->flow_reverse_load != 0,
-                          (double)rev / (double)bytes};
+                    (use){k, 0, (double)rev / (double)bytes};
             }
         }
         if (rev > 0) {

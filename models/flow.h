@@ -8,16 +8,12 @@
  * server it crosses (progressive filling, weighted: a flow uses
  * wire_bytes/payload of a server per payload byte, the same header, TLP,
  * response and ACK bytes the packet model charges per packet, computed
- * from nsim_params for the piece's packets of `unit` bytes); with
- * nsim_params.flow_reverse_load, what a hop charges to the link's other
- * direction (NVLink responses, IB ACKs) is load there and not a bound on
- * the flow, as in the packet model. Rates are
+ * from nsim_params for the piece's packets of `unit` bytes). Rates are
  * recomputed when flows start or end, or a server's bandwidth changes,
  * once per instant, and only for the flows that use a changed server
  * (with the servers they use; flows outside keep their rates as a fixed
  * load); when such a flow's rate falls, the servers it leaves room on are
- * recomputed in turn, for at most nsim_params.flow_passes passes (and a
- * server left overfull by reverse load in a few passes more).
+ * recomputed in turn, for at most nsim_params.flow_passes passes.
  *
  * A flow delivers (its piece's done()) when its bytes have passed and
  * then the tail of a train of unit-sized packets has: the latency of

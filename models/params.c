@@ -160,14 +160,6 @@ const nsim_param_info nsim_param_table[] = {
       "and 8; 1,024-GPU NVLSTree 1 GiB within 0.02 % of 4, 64 hosts "
       "256 MiB within 0.4 %, for about a quarter less CPU; "
       "docs/fidelity.md)"),
-    P(flow_reverse_load, COUNT, "0",
-      "solver setting: 1 makes what a hop charges to the link's other "
-      "direction (NVLink responses, IB ACKs) load there and not a bound on "
-      "its flow, as in the packet model (NVLS AllReduce on one DGX H100 "
-      "against hwdata 02: 11.9 -> 2.4 % median error); 0, the default, "
-      "bounds it there like a forward use: with 1 a 2-node Tree needs "
-      "flow_passes 2, which costs 25 % more CPU on 131,072 GPUs "
-      "(docs/fidelity.md, 2026-12-06)"),
     P(flow_auto_packets, COUNT, "30000000",
       "solver setting: --fidelity auto runs flow when the packet model "
       "would move more than this many MTU packets and stream pieces "
@@ -247,7 +239,6 @@ static const param_range range_overrides[] = {
     /* flow fidelity: at least one pass; auto from one packet to 10^15 */
     {"flow_control_bytes", 0, 65536, "0 .. 64 KiB"},
     {"flow_passes", 1, 64, "1 .. 64 passes"},
-    {"flow_reverse_load", 0, 1, "0 .. 1"},
     {"flow_auto_packets", 1, 1e15, "1 .. 10^15 packets"},
     {NULL, 0, 0, NULL},
 };

@@ -73,7 +73,6 @@ typedef struct nsim_params {
     /* flow fidelity (models/flow.h) */
     uint64_t flow_control_bytes; /* pieces this small are delays only */
     uint64_t flow_passes;        /* recompute passes per change */
-    uint64_t flow_reverse_load;  /* 1: reverse bytes load, not bound */
     uint64_t flow_auto_packets;  /* --fidelity auto: flow above this */
     /* host backend (validate): a CPU core as a rank */
     double host_core_copy_bw;

@@ -248,58 +248,6 @@ static void test_fifo_thread_block(void)
     rig_close(&r);
 }
 
-/* With flow_reverse_load 1, responses on the reverse direction are load
- * there, not a bound: two GPUs on one 10 GB/s NVLink (each write draws
- * 32 response bytes per 128-byte packet on the other direction, 0.25 per
- * byte). P writes 8 MB
- * 0 -> 1 while Q1..Q3 write 8/3 MB each 1 -> 0. Link 1 -> 0 carries the
- * Qs and P's responses, 0 -> 1 P and the Qs' responses: P = 10 - 0.75 Q
- * and 3 Q = 10 - 0.25 P give P = 8, Q = 8/3 GB/s, all ending at 1 ms
- * with both directions full. Had P's responses bound it to the Qs' rate
- * (3.08 GB/s each) it would end at 2.6 ms; a filling that left the
- * reverse reservations at the flows' starting rates would overfill 1 ->
- * 0 (Qs at 3.33 GB/s, ending at 0.8 ms). */
-static void test_reverse_load_not_bound(void)
-{
-    rig r;
-    done_log d = {{0}, 0};
-    nsim_err err;
-    uint32_t g0, g1, ab;
-    static uint32_t fwd[1], back[1];
-    nsim_params_defaults(&r.p);
-    r.p.nvlink_header_bytes = 0;
-    r.p.nvlink_response_bytes = 32;
-    r.p.nvlink_payload_bytes = 128;
-    r.p.nvlink_efficiency_pct = 100;
-    r.p.flow_reverse_load = 1;
-    CU_ASSERT_FATAL(nsim_sim_create(1, &r.sim, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_topo_create("pair", &r.t, &err) == NSIM_OK);
-    nsim_device g = {.type = NSIM_DEV_GPU, .rank = -1};
-    snprintf(g.gen, sizeof g.gen, "h100");
-    snprintf(g.name, sizeof g.name, "gpu0");
-    CU_ASSERT_FATAL(nsim_topo_add_device(r.t, &g, &g0, &err) == NSIM_OK);
-    snprintf(g.name, sizeof g.name, "gpu1");
-    CU_ASSERT_FATAL(nsim_topo_add_device(r.t, &g, &g1, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_topo_add_link(r.t, g0, g1, NSIM_LINK_NVLINK, 10e9,
-                                       0, 1, &ab, &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_topo_finalize(r.t, "pair", &err) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_create(r.sim, r.t, &r.p, &r.f, &err) ==
-                    NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_set_flow(r.f, &err) == NSIM_OK);
-    fwd[0] = nsim_fabric_link_server(ab);
-    back[0] = nsim_fabric_link_server(nsim_topo_link(r.t, ab)->reverse);
-    CU_ASSERT(nsim_fabric_send_stream(r.f, fwd, 1, 8000000, 128, on_done, &d,
-                                      0, 0) == NSIM_OK);
-    for (uint64_t k = 1; k <= 3; k++)
-        CU_ASSERT(nsim_fabric_send_stream(r.f, back, 1, 8000000 / 3, 128,
-                                          on_done, &d, k, 0) == NSIM_OK);
-    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
-    CU_ASSERT_EQUAL(d.n, 4);
-    for (int k = 0; k < 4; k++)
-        CU_ASSERT(fabs((double)d.at[k] - 1e9) < 1e9 * 0.002);
-    rig_close(&r);
-}
-
 /* ---- agreement with the packet model -------------------------------------- */
 
 typedef struct grid_stats {
@@ -512,7 +460,6 @@ CU_TestInfo nsim_test_flow[] = {
     {"maxmin_release_and_faults", test_maxmin_release_and_faults},
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
     {"fifo_thread_block", test_fifo_thread_block},
-    {"reverse load is not a bound", test_reverse_load_not_bound},
     {"auto_picks", test_auto_picks},
     {"flow_agree", test_flow_agree},
     CU_TEST_INFO_NULL,
