@@ -54,6 +54,7 @@ struct nsim_fabric {
     nsim_piece *free_list;
     nsim_huge_slab slab; /* the pool's blocks, on huge pages */
     nsim_flownet *flow; /* flow fidelity, or NULL */
+    uint32_t ndown;     /* servers down now */
     nsim_topo *topo; /* routes are computed on demand */
     uint32_t *mem_server; /* per device: its host-memory server, or none */
     /* interned paths: an open-addressing table over ids packed in slabs */
@@ -475,10 +476,14 @@ nsim_time nsim_fabric_free_at(const nsim_fabric *f, uint32_t id)
 
 uint32_t nsim_fabric_nservers(const nsim_fabric *f) { return f->nservers; }
 
-nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t id)
+nsim_server_stats nsim_fabric_stats(nsim_fabric *f, uint32_t id)
 {
+    if (f->flow != NULL)
+        nsim_flownet_sync(f->flow); /* the sends it has not counted yet */
     return f->servers[id].st;
 }
+
+uint32_t nsim_fabric_ndown(const nsim_fabric *f) { return f->ndown; }
 
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
 {
@@ -489,6 +494,8 @@ void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
 
 void nsim_fabric_set_down(nsim_fabric *f, uint32_t id, int down)
 {
+    if (f->servers[id].down != (down != 0))
+        f->ndown += down != 0 ? 1u : (uint32_t)-1;
     f->servers[id].down = (uint8_t)(down != 0);
     if (f->flow != NULL)
         nsim_flownet_changed(f->flow, id);

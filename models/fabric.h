@@ -124,7 +124,7 @@ NSIM_NODISCARD int nsim_fabric_send_stream(nsim_fabric *f,
  * queue ahead of the wire). */
 nsim_time nsim_fabric_free_at(const nsim_fabric *f, uint32_t server);
 uint32_t nsim_fabric_nservers(const nsim_fabric *f);
-nsim_server_stats nsim_fabric_stats(const nsim_fabric *f, uint32_t server);
+nsim_server_stats nsim_fabric_stats(nsim_fabric *f, uint32_t server);
 /* Sets a server's bandwidth (faults, degraded links): the link's rate,
  * which its type's efficiency (params) scales as at creation. */
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t server, double bw);
@@ -168,6 +168,8 @@ void nsim_fabric_account(nsim_fabric *f, uint32_t id, uint64_t bytes,
                          uint64_t wire_bytes, uint64_t pieces,
                          nsim_time busy_ps);
 void nsim_fabric_count_drop(nsim_fabric *f, uint32_t id);
+/* How many servers are down now (0: no path needs checking). */
+uint32_t nsim_fabric_ndown(const nsim_fabric *f);
 void nsim_fabric_piece_release(nsim_fabric *f, nsim_piece *p);
 
 #endif

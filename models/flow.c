@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #define FLOW_BLOCK 1024u
 #define EPS_REL 1e-9
@@ -107,6 +108,39 @@ typedef struct flow_block {
     flow flows[FLOW_BLOCK];
 } flow_block;
 
+/* A route: what a send of given bytes and packet size along a path costs
+ * on each hop, kept so that the next send with the same key (the next
+ * slice of a connection) copies it instead of computing it again (a
+ * send's per-hop wire bytes, server lookups and times were a quarter of
+ * a 1,024-rank ring's instructions). The fabric's counters take the sends
+ * a route has made in one sum when it is evicted or they are read
+ * (nsim_flownet_sync). */
+#define ROUTE_SLOTS 16384u /* direct-mapped; a power of two */
+#define ROUTE_WINDOW (16 * ROUTE_SLOTS) /* sends between looks at misses */
+#define ROUTE_MISS_MAX 4 /* 1 in this many missing: kept routes are off */
+#define ROUTE_MAX_HOPS 32u  /* longer paths are computed every time */
+
+typedef struct route_hop {
+    uint32_t id, rid;      /* the server, its reverse */
+    uint64_t wire, rev;    /* wire bytes on it, bytes charged to rid */
+    nsim_time wire_ps, rev_ps;
+} route_hop;
+
+typedef struct route {
+    const uint32_t *path;  /* NULL: an empty slot */
+    uint64_t bytes, unit;
+    uint32_t nhops, flags, read_hops, gen; /* the key, and its epoch */
+    uint32_t nuse, fifo;   /* as a flow's */
+    nsim_time tail, alone; /* a flow's tail; a delay's whole time */
+    uint64_t pending;      /* sends not yet in the fabric's counters */
+    uint64_t packets;      /* a send's packets */
+    uint8_t control;       /* a delay only */
+    uint32_t cap;          /* hops the block below holds */
+    use *use;              /* 2 cap + 1 uses, then cap hops, cap ids */
+    uint32_t *ids;
+    route_hop *hop;
+} route;
+
 struct nsim_flownet {
     nsim_fabric *fab;
     nsim_sim *sim;
@@ -138,6 +172,12 @@ struct nsim_flownet {
     uint32_t wref_cap;
     hent *heap; /* servers, by (level, id) */
     uint32_t nheap, heap_cap;
+    route *routes;   /* ROUTE_SLOTS, made on the first send */
+    uint8_t routes_off; /* too many routes to keep: each send computed */
+    uint32_t route_sends, route_misses; /* in this window */
+    route scratch;   /* a path too long to keep */
+    uint32_t route_gen; /* bumped when a server changes */
+    uint8_t unsynced;   /* some route has sends not yet counted */
     nsim_flownet_counters st;
 };
 
@@ -176,6 +216,8 @@ int nsim_flownet_create(nsim_fabric *fab, nsim_sim *sim,
     return NSIM_OK;
 }
 
+static void routes_drop(nsim_flownet *fn);
+
 void nsim_flownet_destroy(nsim_flownet *fn)
 {
     if (fn == NULL)
@@ -199,6 +241,9 @@ void nsim_flownet_destroy(nsim_flownet *fn)
     free(fn->wsrv);
     free(fn->wref);
     free(fn->heap);
+    routes_drop(fn);
+    free(fn->routes);
+    free(fn->scratch.use);
     free(fn);
 }
 
@@ -811,7 +856,8 @@ static void start(nsim_flownet *fn, flow *f)
         }
         f->fifo_active = 1;
     }
-    for (uint32_t h = 0; h < f->p->nhops; h++)
+    for (uint32_t h = 0; nsim_fabric_ndown(fn->fab) > 0 && h < f->p->nhops;
+         h++)
         if (nsim_fabric_server_info(fn->fab, f->p->path[h]).down) {
             /* lost on a down link (the owner's timers notice) */
             nsim_fabric_count_drop(fn->fab, f->p->path[h]);
@@ -830,8 +876,60 @@ static void on_start(nsim_sim *sim, nsim_event *ev)
     start(ev->target, (flow *)(uintptr_t)ev->arg.u64);
 }
 
-int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
-                      uint32_t read_hops, nsim_piece_fn *drained)
+/* The route's block holds uses, ids and hops for n hops. */
+static int route_reserve(route *r, uint32_t n)
+{
+    if (n <= r->cap)
+        return NSIM_OK;
+    size_t sz = (2 * (size_t)n + 1) * sizeof(use) + (size_t)n * sizeof(route_hop) +
+                (size_t)n * sizeof(uint32_t);
+    use *u = realloc(r->use, sz);
+    if (u == NULL)
+        return NSIM_ENOMEM;
+    r->use = u;
+    r->hop = (route_hop *)(u + 2 * n + 1);
+    r->ids = (uint32_t *)(r->hop + n);
+    r->cap = n;
+    return NSIM_OK;
+}
+
+static void routes_drop(nsim_flownet *fn)
+{
+    for (uint32_t i = 0; fn->routes != NULL && i < ROUTE_SLOTS; i++)
+        free(fn->routes[i].use);
+    free(fn->routes);
+    fn->routes = NULL;
+}
+
+/* The fabric's counters take the route's sends not yet in them. */
+static void route_sync(nsim_flownet *fn, route *r)
+{
+    uint64_t k = r->pending;
+    if (k == 0)
+        return;
+    r->pending = 0;
+    for (uint32_t h = 0; h < r->nhops; h++) {
+        const route_hop *rh = &r->hop[h];
+        nsim_fabric_account(fn->fab, rh->id, k * r->bytes, k * rh->wire,
+                            k * r->packets, (nsim_time)k * rh->wire_ps);
+        if (rh->rev > 0)
+            nsim_fabric_account(fn->fab, rh->rid, 0, k * rh->rev, 0,
+                                (nsim_time)k * rh->rev_ps);
+    }
+}
+
+void nsim_flownet_sync(nsim_flownet *fn)
+{
+    if (!fn->unsynced)
+        return;
+    fn->unsynced = 0;
+    for (uint32_t i = 0; fn->routes != NULL && i < ROUTE_SLOTS; i++)
+        route_sync(fn, &fn->routes[i]);
+}
+
+/* Fills r with what a send of p's bytes in packets of u costs per hop. */
+static int route_build(nsim_flownet *fn, route *r, const nsim_piece *p,
+                       uint64_t unit, uint32_t read_hops)
 {
     uint64_t bytes = p->bytes;
     uint64_t u = unit && unit < bytes ? unit : bytes;
@@ -839,10 +937,17 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
     uint64_t ctl = fn->p->flow_control_bytes;
     nsim_time lat = 0, sum_unit = 0, max_unit = 0, alone = 0;
     int control = 1;
-    flow *f;
-    NSIM_TRY(flow_get(fn, &f));
-    NSIM_TRY(grow((void **)&f->use, &f->cap, 2 * p->nhops + 1,
-                  sizeof *f->use));
+    NSIM_TRY(route_reserve(r, p->nhops));
+    r->path = p->path;
+    r->bytes = bytes;
+    r->unit = unit;
+    r->nhops = p->nhops;
+    r->flags = p->hdr_flags;
+    r->read_hops = read_hops;
+    r->gen = fn->route_gen;
+    r->packets = n;
+    r->nuse = r->fifo = 0;
+    memcpy(r->ids, p->path, p->nhops * sizeof *r->ids);
     for (uint32_t h = 0; h < p->nhops; h++) {
         uint32_t id = p->path[h];
         nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
@@ -861,46 +966,119 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
         alone += wire_ps(w, si.bw) + si.lat_ps;
         if (w > ctl || rev > ctl)
             control = 0;
-        nsim_fabric_account(fn->fab, id, bytes, w, n, wire_ps(w, si.bw));
+        route_hop *rh = &r->hop[h];
+        *rh = (route_hop){id, si.reverse, w, rev, wire_ps(w, si.bw), 0};
         if (bytes > 0) {
             uint32_t k;
             NSIM_TRY(server_index(fn, id, &k));
-            f->use[f->nuse++] = (use){k, 0, (double)w / (double)bytes};
+            r->use[r->nuse++] = (use){k, 0, (double)w / (double)bytes};
             if (rev > 0) {
                 NSIM_TRY(server_index(fn, si.reverse, &k));
-                f->use[f->nuse++] =
-                    (use){k, 0, (double)rev / (double)bytes};
+                r->use[r->nuse++] = (use){k, 0, (double)rev / (double)bytes};
             }
         }
-        if (rev > 0) {
-            nsim_server_info ri = nsim_fabric_server_info(fn->fab, si.reverse);
-            nsim_fabric_account(fn->fab, si.reverse, 0, rev, 0,
-                                wire_ps(rev, ri.bw));
-        }
+        if (rev > 0)
+            rh->rev_ps = wire_ps(rev, nsim_fabric_server_info(fn->fab,
+                                                               si.reverse).bw);
     }
-    f->p = p;
-    if (control || bytes == 0 || p->nhops == 0) {
+    r->control = (uint8_t)(control || bytes == 0 || p->nhops == 0);
+    r->alone = alone;
+    r->tail = lat + sum_unit - max_unit;
+    if (!r->control &&
+        nsim_fabric_server_info(fn->fab, p->path[0]).wire == NSIM_WIRE_RAW) {
+        uint32_t k;
+        NSIM_TRY(server_index(fn, p->path[0], &k));
+        r->fifo = k + 1;
+    }
+    return NSIM_OK;
+}
+
+static int route_hit(const nsim_flownet *fn, const route *r,
+                     const nsim_piece *p, uint64_t unit, uint32_t read_hops)
+{
+    return r->path == p->path && r->bytes == p->bytes && r->unit == unit &&
+           r->nhops == p->nhops && r->flags == p->hdr_flags &&
+           r->read_hops == read_hops && r->gen == fn->route_gen &&
+           memcmp(r->ids, p->path, p->nhops * sizeof *r->ids) == 0;
+}
+
+/* The route of a send of p (a kept one, or one built now), with the send
+ * counted on it. */
+static int route_of(nsim_flownet *fn, const nsim_piece *p, uint64_t unit,
+                    uint32_t read_hops, route **out)
+{
+    route *r;
+    if (fn->route_sends == ROUTE_WINDOW) {
+        /* a run over more paths than the table keeps (NVLSTree on 128
+         * DGX H100: a third of the sends missed): a miss costs a build
+         * and the table's memory, so every send is computed */
+        if (fn->route_misses > ROUTE_WINDOW / ROUTE_MISS_MAX) {
+            nsim_flownet_sync(fn);
+            routes_drop(fn);
+            fn->routes_off = 1;
+        }
+        fn->route_sends = fn->route_misses = 0;
+    }
+    if (fn->routes == NULL && !fn->routes_off) {
+        fn->routes = calloc(ROUTE_SLOTS, sizeof *fn->routes);
+        if (fn->routes == NULL)
+            return NSIM_ENOMEM;
+    }
+    if (p->nhops > ROUTE_MAX_HOPS || fn->routes_off) {
+        r = &fn->scratch;
+        NSIM_TRY(route_build(fn, r, p, unit, read_hops));
+        r->pending = 1;
+        route_sync(fn, r);
+        *out = r;
+        return NSIM_OK;
+    }
+    uint64_t h = (uint64_t)(uintptr_t)p->path ^ (p->bytes * 0x9e3779b97f4a7c15ull) ^
+                 (unit << 17) ^ ((uint64_t)p->hdr_flags << 7) ^
+                 ((uint64_t)read_hops << 11) ^ p->nhops;
+    h *= 0xff51afd7ed558ccdull;
+    r = &fn->routes[(h >> 32) & (ROUTE_SLOTS - 1)];
+    fn->route_sends++;
+    if (!route_hit(fn, r, p, unit, read_hops)) {
+        fn->route_misses++;
+        route_sync(fn, r);
+        NSIM_TRY(route_build(fn, r, p, unit, read_hops));
+    }
+    r->pending++;
+    fn->unsynced = 1;
+    *out = r;
+    return NSIM_OK;
+}
+
+int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
+                      uint32_t read_hops, nsim_piece_fn *drained)
+{
+    route *r;
+    NSIM_TRY(route_of(fn, p, unit, read_hops, &r));
+    if (r->control) {
         /* a delay only: its unloaded store-and-forward time */
-        flow_put(fn, f);
         fn->st.delays++;
-        for (uint32_t h = 0; h < p->nhops; h++)
+        for (uint32_t h = 0; nsim_fabric_ndown(fn->fab) > 0 && h < p->nhops;
+             h++)
             if (nsim_fabric_server_info(fn->fab, p->path[h]).down) {
                 nsim_fabric_count_drop(fn->fab, p->path[h]);
                 nsim_fabric_piece_release(fn->fab, p);
                 return NSIM_OK;
             }
-        return nsim_sim_schedule(fn->sim, p->start_delay + alone, on_deliver,
-                                 fn, 0, (uint64_t)(uintptr_t)p, NULL);
+        return nsim_sim_schedule(fn->sim, p->start_delay + r->alone,
+                                 on_deliver, fn, 0, (uint64_t)(uintptr_t)p,
+                                 NULL);
     }
+    flow *f;
+    NSIM_TRY(flow_get(fn, &f));
+    NSIM_TRY(grow((void **)&f->use, &f->cap, r->nuse, sizeof *f->use));
+    memcpy(f->use, r->use, r->nuse * sizeof *f->use);
+    f->nuse = r->nuse;
+    f->p = p;
     fn->st.flows++;
-    f->rem = (double)bytes;
-    f->tail = lat + sum_unit - max_unit;
+    f->rem = (double)p->bytes;
+    f->tail = r->tail;
     f->drained = drained;
-    if (nsim_fabric_server_info(fn->fab, p->path[0]).wire == NSIM_WIRE_RAW) {
-        uint32_t k;
-        NSIM_TRY(server_index(fn, p->path[0], &k));
-        f->fifo = k + 1;
-    }
+    f->fifo = r->fifo;
     if (p->start_delay == 0) {
         /* on its servers at once: free_at sees it */
         start(fn, f);
@@ -934,6 +1112,7 @@ nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t id)
 
 void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
 {
+    fn->route_gen++; /* kept routes are built again */
     uint32_t k = server_known(fn, id);
     if (k == UINT32_MAX)
         return; /* no flow has used it: read when one does */

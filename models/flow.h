@@ -54,6 +54,10 @@ NSIM_NODISCARD int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p,
 /* When the server would have drained the flows now on it, at its full
  * bandwidth (what a FIFO server's free time says). */
 nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t server);
+/* Adds to the fabric's server counters the sends not yet in them (a
+ * send's wire bytes and time are counted in sums per kept route;
+ * nsim_fabric_stats calls this). */
+void nsim_flownet_sync(nsim_flownet *fn);
 /* The server's bandwidth changed, or it went down (flows crossing it are
  * dropped, and so is every later flow that would). */
 void nsim_flownet_changed(nsim_flownet *fn, uint32_t server);

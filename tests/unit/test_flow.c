@@ -167,6 +167,75 @@ static void test_maxmin_release_and_faults(void)
     rig_close(&r);
 }
 
+/* One 1 MB stream of 4 KiB units over an NVLink of bw on a fresh rig:
+ * the counters one send leaves (the reference for the kept routes). */
+static nsim_server_stats one_send(double bw)
+{
+    rig r;
+    done_log d = {{0}, 0};
+    uint32_t s;
+    static uint32_t path[1];
+    rig_open(&r);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, bw, 1000, NSIM_WIRE_NVLINK,
+                                           &s) == NSIM_OK);
+    path[0] = s;
+    CU_ASSERT(nsim_fabric_send_stream(r.f, path, 1, 1000000, 4096, on_done,
+                                      &d, 0, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
+    nsim_server_stats st = nsim_fabric_stats(r.f, s);
+    rig_close(&r);
+    return st;
+}
+
+/* Sends on one path with the same bytes reuse what the first cost (a kept
+ * route): the server's counters still see every send, when read at any
+ * time; a server that changes, or a path array whose ids change in
+ * place, gets its costs computed again. */
+static void test_kept_routes(void)
+{
+    nsim_server_stats one = one_send(100e9), slow = one_send(50e9);
+    CU_ASSERT(one.pieces == 245 && one.bytes == 1000000);
+    CU_ASSERT(one.wire_bytes > one.bytes); /* headers and responses */
+    CU_ASSERT(slow.busy_ps > one.busy_ps + one.busy_ps / 2);
+    rig r;
+    done_log d = {{0}, 0};
+    uint32_t s1, s2;
+    static uint32_t path[1];
+    rig_open(&r);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 100e9, 1000,
+                                           NSIM_WIRE_NVLINK, &s1) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 100e9, 1000,
+                                           NSIM_WIRE_NVLINK, &s2) == NSIM_OK);
+    path[0] = s1;
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT(nsim_fabric_send_stream(r.f, path, 1, 1000000, 4096,
+                                          on_done, &d, 0, 0) == NSIM_OK);
+    /* counted at the send, before the flows run */
+    nsim_server_stats st = nsim_fabric_stats(r.f, s1);
+    CU_ASSERT_EQUAL(st.bytes, 3 * one.bytes);
+    CU_ASSERT_EQUAL(st.wire_bytes, 3 * one.wire_bytes);
+    CU_ASSERT_EQUAL(st.pieces, 3 * one.pieces);
+    CU_ASSERT_EQUAL(st.busy_ps, 3 * one.busy_ps);
+    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
+    /* half the bandwidth: the next send costs twice the time */
+    nsim_fabric_set_bw(r.f, s1, 50e9);
+    CU_ASSERT(nsim_fabric_send_stream(r.f, path, 1, 1000000, 4096, on_done,
+                                      &d, 0, 0) == NSIM_OK);
+    /* the same array, another server */
+    path[0] = s2;
+    CU_ASSERT(nsim_fabric_send_stream(r.f, path, 1, 1000000, 4096, on_done,
+                                      &d, 0, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
+    st = nsim_fabric_stats(r.f, s1);
+    CU_ASSERT_EQUAL(st.busy_ps, 3 * one.busy_ps + slow.busy_ps);
+    CU_ASSERT_EQUAL(st.pieces, 4 * one.pieces);
+    st = nsim_fabric_stats(r.f, s2);
+    CU_ASSERT_EQUAL(st.bytes, one.bytes);
+    CU_ASSERT_EQUAL(st.busy_ps, one.busy_ps);
+    CU_ASSERT_EQUAL(d.n, 5);
+    rig_close(&r);
+}
+
 /* A flow whose rate falls keeps its end event, which then comes early
  * and moves itself on: A (1 MB) alone on a 10 GB/s server would end at
  * 100 us; B (1 MB) joins at 50 us, both at 5 GB/s, so A ends at 150 us
@@ -460,6 +529,7 @@ CU_TestInfo nsim_test_flow[] = {
     {"maxmin_release_and_faults", test_maxmin_release_and_faults},
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
     {"fifo_thread_block", test_fifo_thread_block},
+    {"kept routes: counted, built again on a change", test_kept_routes},
     {"auto_picks", test_auto_picks},
     {"flow_agree", test_flow_agree},
     CU_TEST_INFO_NULL,
