@@ -73,13 +73,19 @@ typedef struct srv {
     uint8_t dirty, force; /* force: all its flows are recomputed */
     uint8_t down;
     uint32_t wcount;      /* uses by the work set (all: s->n) */
-    uint32_t wstart, wfill; /* its work set's uses in fn->wref */
+    uint32_t whead, wtail; /* its work set's uses: a chain in fn->wref */
     double bw;            /* cached from the fabric */
     double load;          /* sum of rate x coef of its flows */
     double rcap, wsum;
     double wleft;         /* wsum below this: no unfrozen flow left */
     uint32_t fab_id;      /* its id in the fabric */
 } srv;
+
+/* A working flow's use of a server, and the next one on that server. */
+typedef struct wlink {
+    flow *f;
+    uint32_t next; /* index in fn->wref, or UINT32_MAX */
+} wlink;
 
 /* A server in the filling's heap, keyed by a lower bound of its level. */
 typedef struct hent {
@@ -168,8 +174,9 @@ struct nsim_flownet {
     uint32_t nwork, work_cap;
     uint32_t *wsrv;
     uint32_t nwsrv, wsrv_cap;
-    ref *wref; /* the work set's uses, grouped by server (gather) */
+    wlink *wref; /* the work set's uses, chained per server (gather) */
     uint32_t wref_cap;
+    uint32_t nwuse; /* uses of the working flows */
     hent *heap; /* servers, by (level, id) */
     uint32_t nheap, heap_cap;
     route *routes;   /* ROUTE_SLOTS, made on the first send */
@@ -635,6 +642,7 @@ static int work_add(nsim_flownet *fn, flow *f)
     NSIM_TRY(grow((void **)&fn->work, &fn->work_cap, fn->nwork + 1,
                   sizeof *fn->work));
     fn->work[fn->nwork++] = f;
+    fn->nwuse += f->nuse;
     return NSIM_OK;
 }
 
@@ -644,7 +652,7 @@ static int work_add(nsim_flownet *fn, flow *f)
 static int gather(nsim_flownet *fn)
 {
     uint32_t ep = fn->epoch;
-    fn->nwork = fn->nwsrv = 0;
+    fn->nwork = fn->nwsrv = fn->nwuse = 0;
     for (uint32_t i = 0; i < fn->nfresh; i++)
         NSIM_TRY(work_add(fn, fn->fresh[i]));
     fn->nfresh = 0;
@@ -663,6 +671,14 @@ static int gather(nsim_flownet *fn)
         s->load = load; /* exact again */
     }
     fn->ndirty = 0;
+    /* per server the uses of the working flows, in the order of the
+     * flows, so that the filling visits those and not every flow of a
+     * busy server */
+    uint32_t nref = 0;
+    NSIM_TRY(grow((void **)&fn->wsrv, &fn->wsrv_cap, fn->nwuse + 1,
+                  sizeof *fn->wsrv));
+    NSIM_TRY(grow((void **)&fn->wref, &fn->wref_cap, fn->nwuse + 1,
+                  sizeof *fn->wref));
     for (uint32_t i = 0; i < fn->nwork; i++) {
         flow *f = fn->work[i];
         for (uint32_t k = 0; k < f->nuse; k++) {
@@ -673,31 +689,16 @@ static int gather(nsim_flownet *fn)
                 s->rcap = s->down ? 0 : s->bw - s->load;
                 s->wsum = 0;
                 s->wcount = 0;
-                NSIM_TRY(grow((void **)&fn->wsrv, &fn->wsrv_cap,
-                              fn->nwsrv + 1, sizeof *fn->wsrv));
+                s->whead = nref;
                 fn->wsrv[fn->nwsrv++] = id;
+            } else {
+                fn->wref[s->wtail].next = nref;
             }
+            s->wtail = nref;
+            fn->wref[nref++] = (wlink){f, UINT32_MAX};
             s->wsum += f->use[k].coef;
             s->wcount++;
             s->rcap += f->rate * f->use[k].coef; /* its own load back */
-        }
-    }
-    /* per server the uses of the working flows, so that the filling
-     * visits those and not every flow of a busy server */
-    uint32_t nref = 0;
-    for (uint32_t i = 0; i < fn->nwsrv; i++) {
-        srv *s = &fn->s[fn->wsrv[i]];
-        s->wstart = nref;
-        s->wfill = 0;
-        nref += s->wcount;
-    }
-    NSIM_TRY(grow((void **)&fn->wref, &fn->wref_cap, nref ? nref : 1,
-                  sizeof *fn->wref));
-    for (uint32_t i = 0; i < fn->nwork; i++) {
-        flow *f = fn->work[i];
-        for (uint32_t k = 0; k < f->nuse; k++) {
-            srv *s = &fn->s[f->use[k].srv];
-            fn->wref[s->wstart + s->wfill++] = (ref){f, k};
         }
     }
     return NSIM_OK;
@@ -734,8 +735,8 @@ static int fill(nsim_flownet *fn)
             continue;
         }
         hpop(fn);
-        for (uint32_t k = 0; k < s->wcount; k++) {
-            flow *g = fn->wref[s->wstart + k].f;
+        for (uint32_t k = s->whead; k != UINT32_MAX; k = fn->wref[k].next) {
+            flow *g = fn->wref[k].f;
             if (g->frozen == ep)
                 continue;
             g->frozen = ep;
@@ -993,13 +994,22 @@ static int route_build(nsim_flownet *fn, route *r, const nsim_piece *p,
     return NSIM_OK;
 }
 
+/* (a loop: memcmp's call cost more than the compare on 2-12 hops) */
+static int same_ids(const uint32_t *a, const uint32_t *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
 static int route_hit(const nsim_flownet *fn, const route *r,
                      const nsim_piece *p, uint64_t unit, uint32_t read_hops)
 {
     return r->path == p->path && r->bytes == p->bytes && r->unit == unit &&
            r->nhops == p->nhops && r->flags == p->hdr_flags &&
            r->read_hops == read_hops && r->gen == fn->route_gen &&
-           memcmp(r->ids, p->path, p->nhops * sizeof *r->ids) == 0;
+           same_ids(r->ids, p->path, p->nhops);
 }
 
 /* The route of a send of p (a kept one, or one built now), with the send
