@@ -598,24 +598,37 @@ static void set_rate(nsim_flownet *fn, flow *f, double rate)
  * 512-GPU NVLSTree run when it read s->key). Ties go to the lower id. */
 static int hless(hent a, hent b)
 {
-    return a.key < b.key || (a.key == b.key && a.s < b.s);
+    /* without branches: which of two keys is less is a coin toss */
+    return (a.key < b.key) | ((a.key == b.key) & (a.s < b.s));
 }
 
+/* Sifts entry i down: the hole goes to a leaf along the lesser children
+ * (no test that stops it halfway, whose outcome the branch predictor
+ * could not learn: it was a third of a 16-host NVLSTree run's
+ * mispredictions), then the entry climbs back to its place, a step or
+ * two. The order the filling takes servers in is that of (key, id)
+ * alone, so it does not depend on the heap's layout. */
 static void hdown(nsim_flownet *fn, uint32_t i)
 {
     hent *h = fn->heap;
     hent e = h[i];
-    uint32_t n = fn->nheap;
+    uint32_t n = fn->nheap, top = i;
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && hless(h[c + 1], h[c]))
-            c++;
-        if (!hless(h[c], e))
-            break;
+        /* h[n] is always written (the heap keeps one entry past its
+         * end), so reading h[c + 1] is safe when c + 1 == n */
+        c += (uint32_t)((c + 1 < n) & hless(h[c + 1], h[c]));
         h[i] = h[c];
         i = c;
+    }
+    while (i > top) {
+        uint32_t up = (i - 1) / 2;
+        if (!hless(e, h[up]))
+            break;
+        h[i] = h[up];
+        i = up;
     }
     h[i] = e;
 }
@@ -718,6 +731,7 @@ static int fill(nsim_flownet *fn)
             fn->heap[fn->nheap++] = (hent){level(s), fn->wsrv[i]};
         }
     }
+    fn->heap[fn->nheap] = (hent){INFINITY, UINT32_MAX}; /* see hdown */
     for (uint32_t i = fn->nheap / 2; i-- > 0;) /* heapify, O(n) */
         hdown(fn, i);
     while (left > 0 && fn->nheap > 0) {
