@@ -233,6 +233,30 @@ static void test_kept_routes(void)
     CU_ASSERT_EQUAL(st.bytes, one.bytes);
     CU_ASSERT_EQUAL(st.busy_ps, one.busy_ps);
     CU_ASSERT_EQUAL(d.n, 5);
+    /* a path longer than a slot holds (12 hops, its ids in the block)
+     * whose last id changes in place, and one too long to keep (40) */
+    static uint32_t longp[40];
+    uint32_t raw[41];
+    for (int i = 0; i < 41; i++)
+        CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 10e9, 0, NSIM_WIRE_SYS,
+                                               &raw[i]) == NSIM_OK);
+    for (int i = 0; i < 40; i++)
+        longp[i] = raw[i];
+    for (int k = 0; k < 2; k++)
+        CU_ASSERT(nsim_fabric_send_stream(r.f, longp, 12, 1000, 1000,
+                                          on_done, &d, 0, 0) == NSIM_OK);
+    longp[11] = raw[40];
+    CU_ASSERT(nsim_fabric_send_stream(r.f, longp, 12, 1000, 1000, on_done,
+                                      &d, 0, 0) == NSIM_OK);
+    for (int k = 0; k < 2; k++)
+        CU_ASSERT(nsim_fabric_send_stream(r.f, longp, 40, 1000, 1000,
+                                          on_done, &d, 0, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 10);
+    CU_ASSERT_EQUAL(nsim_fabric_stats(r.f, raw[0]).bytes, 5000);
+    CU_ASSERT_EQUAL(nsim_fabric_stats(r.f, raw[11]).bytes, 2000);
+    CU_ASSERT_EQUAL(nsim_fabric_stats(r.f, raw[40]).bytes, 3000);
+    CU_ASSERT_EQUAL(nsim_fabric_stats(r.f, raw[39]).bytes, 2000);
     rig_close(&r);
 }
 
