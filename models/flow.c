@@ -19,7 +19,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #define FLOW_BLOCK 1024u
 #define EPS_REL 1e-9
@@ -249,7 +248,6 @@ void nsim_flownet_destroy(nsim_flownet *fn)
     free(fn->wref);
     free(fn->heap);
     routes_drop(fn);
-    free(fn->routes);
     free(fn->scratch.use);
     free(fn);
 }
@@ -896,8 +894,8 @@ static int route_reserve(route *r, uint32_t n)
 {
     if (n <= r->cap)
         return NSIM_OK;
-    size_t sz = (2 * (size_t)n + 1) * sizeof(use) + (size_t)n * sizeof(route_hop) +
-                (size_t)n * sizeof(uint32_t);
+    size_t sz = (2 * (size_t)n + 1) * sizeof(use) +
+                (size_t)n * (sizeof(route_hop) + sizeof(uint32_t));
     use *u = realloc(r->use, sz);
     if (u == NULL)
         return NSIM_ENOMEM;
@@ -952,8 +950,8 @@ static int route_build(nsim_flownet *fn, route *r, const nsim_piece *p,
     uint64_t ctl = fn->p->flow_control_bytes;
     nsim_time lat = 0, sum_unit = 0, max_unit = 0, alone = 0;
     int control = 1;
+    r->path = NULL; /* an empty slot until it is whole */
     NSIM_TRY(route_reserve(r, p->nhops));
-    r->path = p->path;
     r->bytes = bytes;
     r->unit = unit;
     r->nhops = p->nhops;
@@ -962,7 +960,8 @@ static int route_build(nsim_flownet *fn, route *r, const nsim_piece *p,
     r->gen = fn->route_gen;
     r->packets = n;
     r->nuse = r->fifo = 0;
-    memcpy(r->ids, p->path, p->nhops * sizeof *r->ids);
+    if (p->nhops > 0) /* (memcpy's pointers must not be NULL) */
+        memcpy(r->ids, p->path, p->nhops * sizeof *r->ids);
     for (uint32_t h = 0; h < p->nhops; h++) {
         uint32_t id = p->path[h];
         nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
@@ -1005,6 +1004,7 @@ static int route_build(nsim_flownet *fn, route *r, const nsim_piece *p,
         NSIM_TRY(server_index(fn, p->path[0], &k));
         r->fifo = k + 1;
     }
+    r->path = p->path;
     return NSIM_OK;
 }
 
@@ -1056,9 +1056,10 @@ static int route_of(nsim_flownet *fn, const nsim_piece *p, uint64_t unit,
         *out = r;
         return NSIM_OK;
     }
-    uint64_t h = (uint64_t)(uintptr_t)p->path ^ (p->bytes * 0x9e3779b97f4a7c15ull) ^
-                 (unit << 17) ^ ((uint64_t)p->hdr_flags << 7) ^
-                 ((uint64_t)read_hops << 11) ^ p->nhops;
+    uint64_t h = (uint64_t)(uintptr_t)p->path ^
+                 (p->bytes * 0x9e3779b97f4a7c15ull) ^ (unit << 17) ^
+                 ((uint64_t)p->hdr_flags << 7) ^ ((uint64_t)read_hops << 11) ^
+                 p->nhops;
     h *= 0xff51afd7ed558ccdull;
     r = &fn->routes[(h >> 32) & (ROUTE_SLOTS - 1)];
     fn->route_sends++;
