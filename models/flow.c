@@ -853,6 +853,19 @@ static nsim_time wire_ps(uint64_t bytes, double bw)
                   : 0;
 }
 
+/* A piece whose path crosses a down server is lost there (the owner's
+ * timers notice): counted as dropped and given back; 1 if so. */
+static int lost_on_down(nsim_flownet *fn, nsim_piece *p)
+{
+    for (uint32_t h = 0; nsim_fabric_ndown(fn->fab) > 0 && h < p->nhops; h++)
+        if (nsim_fabric_server_info(fn->fab, p->path[h]).down) {
+            nsim_fabric_count_drop(fn->fab, p->path[h]);
+            nsim_fabric_piece_release(fn->fab, p);
+            return 1;
+        }
+    return 0;
+}
+
 static void start(nsim_flownet *fn, flow *f)
 {
     if (f->fifo != 0 && !f->fifo_active) {
@@ -869,16 +882,11 @@ static void start(nsim_flownet *fn, flow *f)
         }
         f->fifo_active = 1;
     }
-    for (uint32_t h = 0; nsim_fabric_ndown(fn->fab) > 0 && h < f->p->nhops;
-         h++)
-        if (nsim_fabric_server_info(fn->fab, f->p->path[h]).down) {
-            /* lost on a down link (the owner's timers notice) */
-            nsim_fabric_count_drop(fn->fab, f->p->path[h]);
-            nsim_fabric_piece_release(fn->fab, f->p);
-            fifo_next(fn, f);
-            flow_put(fn, f);
-            return;
-        }
+    if (lost_on_down(fn, f->p)) {
+        fifo_next(fn, f);
+        flow_put(fn, f);
+        return;
+    }
     if (attach(fn, f) != NSIM_OK)
         oom(fn);
 }
@@ -1082,13 +1090,8 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
     if (r->control) {
         /* a delay only: its unloaded store-and-forward time */
         fn->st.delays++;
-        for (uint32_t h = 0; nsim_fabric_ndown(fn->fab) > 0 && h < p->nhops;
-             h++)
-            if (nsim_fabric_server_info(fn->fab, p->path[h]).down) {
-                nsim_fabric_count_drop(fn->fab, p->path[h]);
-                nsim_fabric_piece_release(fn->fab, p);
-                return NSIM_OK;
-            }
+        if (lost_on_down(fn, p))
+            return NSIM_OK;
         return nsim_sim_schedule(fn->sim, p->start_delay + r->alone,
                                  on_deliver, fn, 0, (uint64_t)(uintptr_t)p,
                                  NULL);
