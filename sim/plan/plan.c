@@ -777,20 +777,11 @@ const char *nsim_plan_ll128_refusal(nsim_topo *t)
         if (ga->sm != g0->sm && (ga->sm < 90 || g0->sm < 90))
             return "LL128 needs all GPUs of one generation or all sm >= 90 "
                    "(nccl-internals 3.5)";
-        uint32_t nd;
-        const uint32_t *hd = nsim_topo_host_devices(t, ga->host, &nd);
-        for (uint32_t i = 0; i < nd; i++) {
-            const nsim_route *r;
-            uint32_t db = hd[i];
-            if (db == da || nsim_topo_device(t, db)->type != NSIM_DEV_GPU)
-                continue;
-            if (nsim_topo_route(t, da, db, &r, NULL) != NSIM_OK ||
-                r->type > NSIM_PATH_NVB)
-                return "LL128 needs NVLink (path NVL or NVB) between the "
-                       "GPUs of a host; this topology has PCIe-only pairs "
-                       "(nccl-internals 3.5: typeIntra <= NVB)";
-        }
     }
+    if (!nsim_topo_hosts_nvlink_whole(t))
+        return "LL128 needs NVLink (path NVL or NVB) between the GPUs of a "
+               "host; this topology has PCIe-only pairs (nccl-internals "
+               "3.5: typeIntra <= NVB)";
     return NULL;
 }
 

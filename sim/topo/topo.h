@@ -208,6 +208,10 @@ int nsim_topo_nearest(nsim_topo *t, uint32_t dev, nsim_dev_type type,
  * sends on nic (its own path to nic is worse than PXN; the other GPU is
  * one NVLink hop away and <= PXB from nic), or UINT32_MAX. */
 uint32_t nsim_topo_pxn_gpu(nsim_topo *t, uint32_t gpu, uint32_t nic);
+/* 1 when every rank's GPU reaches every GPU of its host over NVLink
+ * (the route's type NVL or NVB), else 0 (also before finalize); kept
+ * until a device or link is added. */
+int nsim_topo_hosts_nvlink_whole(nsim_topo *t);
 /* The route src -> dst (cached; valid until the topology is destroyed).
  * NSIM_ENOENT with a message when dst cannot be reached. */
 NSIM_NODISCARD int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,

@@ -117,6 +117,55 @@ static void test_routes_preference(void)
     nsim_topo_destroy(t);
 }
 
+/* Every pair of a host's GPUs over NVLink or not: the one-search-per-GPU
+ * answer matches the route of every pair, before and after a link that
+ * makes one pair NVB (through a GPU), and is not kept past a change. */
+static void test_hosts_nvlink_whole(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_create("nvl", &t, &err));
+    const char *names[] = {"g0", "g1", "g2", "sw"};
+    for (int i = 0; i < 4; i++) {
+        nsim_device d = {0};
+        snprintf(d.name, sizeof d.name, "%s", names[i]);
+        d.rank = -1;
+        d.host = 0;
+        d.type = i < 3 ? NSIM_DEV_GPU : NSIM_DEV_PCIE_SWITCH;
+        snprintf(d.gen, sizeof d.gen, "%s", i < 3 ? "h100" : "");
+        NSIM_ASSERT_OK(nsim_topo_add_device(t, &d, NULL, &err));
+    }
+    for (uint32_t g = 0; g < 3; g++)
+        NSIM_ASSERT_OK(nsim_topo_add_link(t, g, 3, NSIM_LINK_PCIE, 4e9, 0, 16, NULL, &err));
+    NSIM_ASSERT_OK(nsim_topo_add_link(t, 0, 1, NSIM_LINK_NVLINK, 25e9, 0, 4, NULL, &err));
+    CU_ASSERT_EQUAL(nsim_topo_hosts_nvlink_whole(t), 0); /* not finalized */
+    NSIM_ASSERT_OK(nsim_topo_finalize(t, "nvl", &err));
+    CU_ASSERT_EQUAL(nsim_topo_hosts_nvlink_whole(t), 0);
+    const nsim_route *r = NULL;
+    NSIM_ASSERT_OK(nsim_topo_route(t, 0, 1, &r, &err));
+    CU_ASSERT_EQUAL(r->type, NSIM_PATH_NVL);
+    NSIM_ASSERT_OK(nsim_topo_route(t, 0, 2, &r, &err));
+    CU_ASSERT(r->type > NSIM_PATH_NVB);
+    NSIM_ASSERT_OK(nsim_topo_add_link(t, 1, 2, NSIM_LINK_NVLINK, 25e9, 0, 4, NULL, &err));
+    NSIM_ASSERT_OK(nsim_topo_finalize(t, "nvl", &err));
+    CU_ASSERT_EQUAL(nsim_topo_hosts_nvlink_whole(t), 1);
+    nsim_topo *u = NULL; /* routes are kept: a fresh topology for them */
+    NSIM_ASSERT_OK(nsim_topo_create("nvl2", &u, &err));
+    for (uint32_t i = 0; i < 4; i++)
+        NSIM_ASSERT_OK(nsim_topo_add_device(u, nsim_topo_device(t, i), NULL, &err));
+    for (uint32_t l = 0; l < nsim_topo_nlinks(t); l += 2) {
+        const nsim_link *k = nsim_topo_link(t, l);
+        NSIM_ASSERT_OK(nsim_topo_add_link(u, k->src, k->dst, k->type, k->lane_bw,
+                                          k->lat_ps, k->count, NULL, &err));
+    }
+    NSIM_ASSERT_OK(nsim_topo_finalize(u, "nvl2", &err));
+    NSIM_ASSERT_OK(nsim_topo_route(u, 0, 2, &r, &err));
+    CU_ASSERT_EQUAL(r->type, NSIM_PATH_NVB);
+    CU_ASSERT_EQUAL(nsim_topo_hosts_nvlink_whole(u), 1);
+    nsim_topo_destroy(u);
+    nsim_topo_destroy(t);
+}
+
 /* Two spines between two leaves: both paths are kept for ECMP. */
 static void test_routes_keep_equal_cost_paths(void)
 {
@@ -336,6 +385,7 @@ CU_TestInfo nsim_test_topo[] = {
     {"write then load gives the same topology", test_round_trip},
     {"routes follow NCCL's preference", test_routes_preference},
     {"equal-cost paths are kept", test_routes_keep_equal_cost_paths},
+    {"NVLink between every pair of a host's GPUs", test_hosts_nvlink_whole},
     {"between NICs no host is a transit", test_routes_hosts_are_not_transit},
     {"bad files fail with their message", test_bad_files},
     {"units", test_units},
