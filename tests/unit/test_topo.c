@@ -10,6 +10,7 @@
 
 #include "nsim_test.h"
 #include "sim/core/units.h"
+#include "sim/topo/cluster.h"
 #include "sim/topo/topo.h"
 
 #define SCEN NSIM_SOURCE_DIR "/scenarios/"
@@ -163,6 +164,95 @@ static void test_hosts_nvlink_whole(void)
     CU_ASSERT_EQUAL(r->type, NSIM_PATH_NVB);
     CU_ASSERT_EQUAL(nsim_topo_hosts_nvlink_whole(u), 1);
     nsim_topo_destroy(u);
+    nsim_topo_destroy(t);
+}
+
+/* Fewest-hop paths from a to b over the network (IB/RoCE links, only
+ * switches in between), counted layer by layer: what a route between
+ * two hosts' NICs must hold. Returns the hops; *count the paths. */
+static uint32_t count_net_paths(const nsim_topo *t, uint32_t a, uint32_t b,
+                                double *count)
+{
+    uint32_t n = nsim_topo_ndevices(t);
+    uint32_t *dist = malloc(n * sizeof *dist), *queue = malloc(n * sizeof *queue);
+    double *ways = calloc(n, sizeof *ways);
+    for (uint32_t i = 0; i < n; i++)
+        dist[i] = UINT32_MAX;
+    uint32_t head = 0, tail = 0;
+    dist[a] = 0;
+    ways[a] = 1;
+    queue[tail++] = a;
+    while (head < tail) {
+        uint32_t u = queue[head++];
+        if (u != a && nsim_topo_device(t, u)->type != NSIM_DEV_SWITCH)
+            continue;
+        const uint32_t *out = nsim_topo_out(t, u);
+        for (uint32_t k = 0; k < nsim_topo_nout(t, u); k++) {
+            const nsim_link *l = nsim_topo_link(t, out[k]);
+            if (l->type != NSIM_LINK_IB && l->type != NSIM_LINK_ROCE)
+                continue;
+            if (dist[l->dst] == UINT32_MAX) {
+                dist[l->dst] = dist[u] + 1;
+                queue[tail++] = l->dst;
+            }
+            if (dist[l->dst] == dist[u] + 1)
+                ways[l->dst] += ways[u];
+        }
+    }
+    uint32_t hops = dist[b];
+    *count = ways[b];
+    free(dist);
+    free(queue);
+    free(ways);
+    return hops;
+}
+
+/* Routes between NICs of a cluster (found from both ends at once): for
+ * pairs on one leaf, one rail and across rails, every fewest-hop path
+ * and no other, each a chain of links from a to b. */
+static void test_routes_cluster_net(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_fabric_cfg cfg = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 0, 0, 0};
+    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", 40, &cfg, &t, &err));
+    uint32_t nics[512], nn = 0;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(t) && nn < 512; d++)
+        if (nsim_topo_device(t, d)->type == NSIM_DEV_NIC)
+            nics[nn++] = d;
+    CU_ASSERT_FATAL(nn >= 24);
+    uint32_t checked = 0, multi = 0;
+    for (uint32_t i = 0; i < nn; i += 37)
+        for (uint32_t j = 1; j < nn; j += 23) {
+            uint32_t a = nics[i], b = nics[j];
+            if (nsim_topo_device(t, a)->host == nsim_topo_device(t, b)->host)
+                continue;
+            const nsim_route *r = NULL;
+            NSIM_ASSERT_OK(nsim_topo_route(t, a, b, &r, &err));
+            double ways = 0;
+            uint32_t hops = count_net_paths(t, a, b, &ways);
+            CU_ASSERT_EQUAL(r->type, NSIM_PATH_NET);
+            CU_ASSERT_EQUAL(r->hops, hops);
+            CU_ASSERT_EQUAL(r->npaths, ways < NSIM_ROUTE_MAX_PATHS
+                                           ? (uint32_t)ways
+                                           : NSIM_ROUTE_MAX_PATHS);
+            for (uint32_t p = 0; p < r->npaths; p++) {
+                const uint32_t *pl = &r->links[(size_t)p * r->hops];
+                CU_ASSERT_EQUAL(nsim_topo_link(t, pl[0])->src, a);
+                CU_ASSERT_EQUAL(nsim_topo_link(t, pl[r->hops - 1])->dst, b);
+                for (uint32_t h = 0; h + 1 < r->hops; h++)
+                    CU_ASSERT_EQUAL(nsim_topo_link(t, pl[h])->dst,
+                                    nsim_topo_link(t, pl[h + 1])->src);
+                for (uint32_t q = 0; q < p; q++)
+                    CU_ASSERT(memcmp(pl, &r->links[(size_t)q * r->hops],
+                                     r->hops * sizeof *pl) != 0);
+            }
+            checked++;
+            multi += r->npaths > 1;
+        }
+    CU_ASSERT(checked >= 100);
+    CU_ASSERT(multi > 0); /* some pairs cross the spines */
+    CU_ASSERT(multi < checked); /* and some share a leaf */
     nsim_topo_destroy(t);
 }
 
@@ -386,6 +476,7 @@ CU_TestInfo nsim_test_topo[] = {
     {"routes follow NCCL's preference", test_routes_preference},
     {"equal-cost paths are kept", test_routes_keep_equal_cost_paths},
     {"NVLink between every pair of a host's GPUs", test_hosts_nvlink_whole},
+    {"cluster NIC routes: every fewest-hop path", test_routes_cluster_net},
     {"between NICs no host is a transit", test_routes_hosts_are_not_transit},
     {"bad files fail with their message", test_bad_files},
     {"units", test_units},
