@@ -36,49 +36,68 @@ typedef struct ref {
     uint32_t u; /* index of the use in f */
 } ref;
 
+/* A flow is two 64-byte lines in two arrays of its block: what a
+ * recompute reads of every working flow (uses, rates, marks) and a rate
+ * change writes in one (struct flow), the rest, read as it starts and
+ * ends, in the other (flow_cold, cold_of). Both arrays dense, so that
+ * the hot lines of a block's flows spread over every cache set. */
 struct flow {
-    nsim_piece *p;
-    double rem;          /* payload bytes still to pass */
+    _Alignas(64) use *use;
     double rate, nrate;  /* payload bytes/s; the recompute's result */
+    double rem;          /* payload bytes still to pass */
     nsim_time t_last;    /* when rem was last brought up to date */
-    nsim_time tail;      /* transfer end -> delivery */
-    nsim_piece_fn *drained;
-    nsim_event_handle end;
     /* armed: an end event is pending, at ev_at, no later than end_at
      * (when rem runs out at rate); a rate that falls moves end_at and
      * leaves the event, which finds the flow not done and moves itself
      * there (set_rate, on_end) */
-    int armed;
-    nsim_time end_at, ev_at;
-    use *use;
-    uint32_t nuse, cap;
+    nsim_time end_at;
     uint32_t mark, frozen; /* recompute epochs */
-    uint32_t fifo;       /* its first server (index in fn->s) + 1 if that
-                          * one is FIFO */
+    uint16_t nuse;
     uint8_t live;        /* on its servers */
+    uint8_t armed;
     uint8_t fifo_active; /* the one flow of its path through its FIFO */
-    flow *next_free;     /* also: the next flow waiting at a FIFO */
 };
 
+typedef struct flow_cold {
+    _Alignas(64) nsim_piece *p;
+    nsim_time tail;      /* transfer end -> delivery */
+    nsim_piece_fn *drained;
+    nsim_event_handle end;
+    nsim_time ev_at;
+    flow *next_free;     /* also: the next flow waiting at a FIFO */
+    uint32_t cap;        /* uses the use array holds */
+    uint32_t fifo;       /* its first server (index in fn->s) + 1 if that
+                          * one is FIFO */
+} flow_cold;
+
+/* A server is a line of what a recompute and a rate change touch (per
+ * use of each working flow: its mark, room, weights, chain and load), in
+ * fn->s, and the rest (its flows, its FIFO), read as flows join and
+ * leave, at the same index in fn->sc (sc_of). */
 typedef struct srv {
-    ref *r;
-    uint32_t n, cap;
+    _Alignas(64) uint32_t mark;
+    uint32_t wcount;      /* uses by the work set (all: s->n) */
+    uint32_t whead, wtail; /* its work set's uses: a chain in fn->wref */
+    double rcap, wsum;
+    double wleft;         /* wsum below this: no unfrozen flow left */
+    double load;          /* sum of rate x coef of its flows */
+    double bw;            /* cached from the fabric */
+    uint32_t n;           /* its flows */
+    uint8_t dirty, force; /* force: all its flows are recomputed */
+    uint8_t down;
+} srv;
+
+typedef struct srv_cold {
+    ref *r;               /* its flows (n of them) */
+    uint32_t cap;
     /* a thread block or DMA engine (raw, first on its flows' paths) is a
      * FIFO per path: one flow of a connection at a time passes it, its
      * next ones wait their turn (other connections' flows share it) */
     flow *wait_head, *wait_tail;
     double waiting;      /* bytes of the waiting flows */
-    uint32_t mark;
-    uint8_t dirty, force; /* force: all its flows are recomputed */
-    uint8_t down;
-    uint32_t wcount;      /* uses by the work set (all: s->n) */
-    uint32_t whead, wtail; /* its work set's uses: a chain in fn->wref */
-    double bw;            /* cached from the fabric */
-    double load;          /* sum of rate x coef of its flows */
-    double rcap, wsum;
-    double wleft;         /* wsum below this: no unfrozen flow left */
-    uint32_t fab_id;      /* its id in the fabric */
-} srv;
+} srv_cold;
+
+_Static_assert(sizeof(srv) == 64, "a server's hot part is one line");
 
 /* A working flow's use of a server, and the next one on that server. */
 typedef struct wlink {
@@ -109,9 +128,20 @@ typedef struct ended {
 #define TWIN_LOOKBACK 64 /* ended flows a starting one is compared with */
 
 typedef struct flow_block {
-    struct flow_block *next;
     flow flows[FLOW_BLOCK];
+    flow_cold cold[FLOW_BLOCK]; /* cold[i] is flows[i]'s */
+    struct flow_block *next;
 } flow_block;
+
+_Static_assert(sizeof(flow) == 64 && sizeof(flow_cold) == 64,
+               "a flow is a hot line and a cold one");
+
+/* f's cold line: a fixed distance on in its block. */
+static flow_cold *cold_of(const flow *f)
+{
+    return (flow_cold *)(uintptr_t)((uintptr_t)f +
+                                    FLOW_BLOCK * sizeof(flow));
+}
 
 /* A route: what a send of given bytes and packet size along a path costs
  * on each hop, kept so that the next send with the same key (the next
@@ -154,7 +184,8 @@ struct nsim_flownet {
      * millions, a run's flows touch a few thousand): map takes a fabric
      * server id to its index in s, or UINT32_MAX */
     srv *s;
-    uint32_t ns, scap;
+    srv_cold *sc; /* beside s */
+    uint32_t ns, scap, sccap;
     uint32_t *map;
     uint32_t nmap;
     flow *free_list;
@@ -192,20 +223,36 @@ static void oom(nsim_flownet *fn)
     nsim_sim_fail(fn->sim, NSIM_ENOMEM, "flow: out of memory");
 }
 
-/* Grows *arr (of elements of size sz) to hold at least need. */
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t sz)
+/* Grows *arr (of elements of size sz) to hold at least need; aligned to
+ * align (0: malloc's) and sz a multiple of it. */
+static int grow_to(void **arr, uint32_t *cap, uint32_t need, size_t sz,
+                   size_t align)
 {
     if (need <= *cap)
         return NSIM_OK;
     uint32_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
-    void *a = realloc(*arr, (size_t)c * sz);
+    void *a;
+    if (align == 0) {
+        a = realloc(*arr, (size_t)c * sz);
+    } else { /* no aligned realloc: a new block, the old one copied */
+        a = aligned_alloc(align, (size_t)c * sz);
+        if (a != NULL && *cap > 0)
+            memcpy(a, *arr, (size_t)*cap * sz);
+        if (a != NULL)
+            free(*arr);
+    }
     if (a == NULL)
         return NSIM_ENOMEM;
     *arr = a;
     *cap = c;
     return NSIM_OK;
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t sz)
+{
+    return grow_to(arr, cap, need, sz, 0);
 }
 
 int nsim_flownet_create(nsim_fabric *fab, nsim_sim *sim,
@@ -236,8 +283,9 @@ void nsim_flownet_destroy(nsim_flownet *fn)
         free(b);
     }
     for (uint32_t i = 0; i < fn->ns; i++)
-        free(fn->s[i].r);
+        free(fn->sc[i].r);
     free(fn->s);
+    free(fn->sc);
     free(fn->map);
     free(fn->dirty);
     free(fn->fresh);
@@ -272,13 +320,16 @@ static int server_index(nsim_flownet *fn, uint32_t id, uint32_t *out)
         fn->nmap = n;
     }
     if (fn->map[id] == UINT32_MAX) {
-        NSIM_TRY(grow((void **)&fn->s, &fn->scap, fn->ns + 1, sizeof *fn->s));
+        NSIM_TRY(grow_to((void **)&fn->s, &fn->scap, fn->ns + 1,
+                         sizeof *fn->s, _Alignof(srv)));
+        NSIM_TRY(grow((void **)&fn->sc, &fn->sccap, fn->ns + 1,
+                      sizeof *fn->sc));
         srv *s = &fn->s[fn->ns];
         nsim_server_info si = nsim_fabric_server_info(fn->fab, id);
         memset(s, 0, sizeof *s);
+        memset(&fn->sc[fn->ns], 0, sizeof fn->sc[fn->ns]);
         s->bw = si.bw;
         s->down = (uint8_t)si.down;
-        s->fab_id = id;
         fn->map[id] = fn->ns++;
     }
     *out = fn->map[id];
@@ -291,33 +342,42 @@ static uint32_t server_known(const nsim_flownet *fn, uint32_t id)
     return id < fn->nmap ? fn->map[id] : UINT32_MAX;
 }
 
+/* The cold part of server s. */
+static srv_cold *sc_of(const nsim_flownet *fn, const srv *s)
+{
+    return &fn->sc[s - fn->s];
+}
+
 static int flow_get(nsim_flownet *fn, flow **out)
 {
     if (fn->free_list == NULL) {
-        flow_block *b = calloc(1, sizeof *b);
+        flow_block *b = aligned_alloc(_Alignof(flow), sizeof *b);
         if (b == NULL)
             return NSIM_ENOMEM;
+        memset(b, 0, sizeof *b);
         b->next = fn->blocks;
         fn->blocks = b;
         for (uint32_t i = FLOW_BLOCK; i-- > 0;) {
-            b->flows[i].next_free = fn->free_list;
+            b->cold[i].next_free = fn->free_list;
             fn->free_list = &b->flows[i];
         }
     }
     flow *f = fn->free_list;
-    fn->free_list = f->next_free;
+    flow_cold *c = cold_of(f);
+    fn->free_list = c->next_free;
     use *u = f->use;
-    uint32_t cap = f->cap;
+    uint32_t cap = c->cap;
     memset(f, 0, sizeof *f);
+    memset(c, 0, sizeof *c);
     f->use = u;
-    f->cap = cap;
+    c->cap = cap;
     *out = f;
     return NSIM_OK;
 }
 
 static void flow_put(nsim_flownet *fn, flow *f)
 {
-    f->next_free = fn->free_list;
+    cold_of(f)->next_free = fn->free_list;
     fn->free_list = f;
 }
 
@@ -386,9 +446,10 @@ static int attach(nsim_flownet *fn, flow *f)
     ended *twin = twin_of(fn, f);
     for (uint32_t i = 0; i < f->nuse; i++) {
         srv *s = &fn->s[f->use[i].srv];
-        NSIM_TRY(grow((void **)&s->r, &s->cap, s->n + 1, sizeof *s->r));
+        srv_cold *c = sc_of(fn, s);
+        NSIM_TRY(grow((void **)&c->r, &c->cap, s->n + 1, sizeof *c->r));
         f->use[i].pos = s->n;
-        s->r[s->n++] = (ref){f, i};
+        c->r[s->n++] = (ref){f, i};
         if (twin == NULL)
             mark_dirty(fn, f->use[i].srv, 0);
     }
@@ -449,10 +510,11 @@ static void detach(nsim_flownet *fn, flow *f, int hold)
     int held = hold && hold_end(fn, f);
     for (uint32_t i = 0; i < f->nuse; i++) {
         srv *s = &fn->s[f->use[i].srv];
+        ref *r = sc_of(fn, s)->r;
         uint32_t pos = f->use[i].pos;
-        ref last = s->r[--s->n];
+        ref last = r[--s->n];
         if (pos != s->n) {
-            s->r[pos] = last;
+            r[pos] = last;
             last.f->use[last.u].pos = pos;
         }
         /* its share goes to the others if the server was their limit */
@@ -464,7 +526,7 @@ static void detach(nsim_flownet *fn, flow *f, int hold)
     }
     f->live = 0;
     if (f->armed)
-        (void)nsim_sim_cancel(fn->sim, f->end);
+        (void)nsim_sim_cancel(fn->sim, cold_of(f)->end);
     f->armed = 0;
 }
 
@@ -476,22 +538,23 @@ static void fifo_next(nsim_flownet *fn, flow *f)
     if (!f->fifo_active)
         return;
     f->fifo_active = 0;
-    srv *s = &fn->s[f->fifo - 1];
-    flow *prev = NULL, *n = s->wait_head;
-    while (n != NULL && n->p->path != f->p->path) {
+    srv_cold *c = &fn->sc[cold_of(f)->fifo - 1];
+    const uint32_t *path = cold_of(f)->p->path;
+    flow *prev = NULL, *n = c->wait_head;
+    while (n != NULL && cold_of(n)->p->path != path) {
         prev = n;
-        n = n->next_free;
+        n = cold_of(n)->next_free;
     }
     if (n == NULL)
         return;
     if (prev != NULL)
-        prev->next_free = n->next_free;
+        cold_of(prev)->next_free = cold_of(n)->next_free;
     else
-        s->wait_head = n->next_free;
-    if (s->wait_tail == n)
-        s->wait_tail = prev;
-    s->waiting -= n->rem;
-    n->next_free = NULL;
+        c->wait_head = cold_of(n)->next_free;
+    if (c->wait_tail == n)
+        c->wait_tail = prev;
+    c->waiting -= n->rem;
+    cold_of(n)->next_free = NULL;
     n->fifo_active = 1;
     start(fn, n);
 }
@@ -499,14 +562,18 @@ static void fifo_next(nsim_flownet *fn, flow *f)
 /* Is a flow of f's path through its FIFO, or waiting there before it? */
 static int fifo_busy(const nsim_flownet *fn, const flow *f)
 {
-    const srv *s = &fn->s[f->fifo - 1];
+    uint32_t fifo = cold_of(f)->fifo;
+    const uint32_t *path = cold_of(f)->p->path;
+    const srv *s = &fn->s[fifo - 1];
+    const srv_cold *c = sc_of(fn, s);
     for (uint32_t k = 0; k < s->n; k++) {
-        const flow *g = s->r[k].f;
-        if (g->fifo_active && g->fifo == f->fifo && g->p->path == f->p->path)
+        const flow *g = c->r[k].f;
+        if (g->fifo_active && cold_of(g)->fifo == fifo &&
+            cold_of(g)->p->path == path)
             return 1;
     }
-    for (const flow *w = s->wait_head; w != NULL; w = w->next_free)
-        if (w->p->path == f->p->path)
+    for (const flow *w = c->wait_head; w != NULL; w = cold_of(w)->next_free)
+        if (cold_of(w)->p->path == path)
             return 1;
     return 0;
 }
@@ -529,17 +596,17 @@ static void on_end(nsim_sim *sim, nsim_event *ev)
 {
     nsim_flownet *fn = ev->target;
     flow *f = (flow *)(uintptr_t)ev->arg.u64;
-    nsim_piece *p = f->p;
-    nsim_time tail = f->tail;
-    nsim_piece_fn *drained = f->drained;
+    nsim_piece *p = cold_of(f)->p;
+    nsim_time tail = cold_of(f)->tail;
+    nsim_piece_fn *drained = cold_of(f)->drained;
     f->armed = 0;
     if (nsim_sim_now(sim) < f->end_at) { /* its rate fell since */
         if (nsim_sim_schedule_at(sim, f->end_at, on_end, fn, 0,
-                                 (uint64_t)(uintptr_t)f, &f->end) != NSIM_OK) {
+                                 (uint64_t)(uintptr_t)f, &cold_of(f)->end) != NSIM_OK) {
             oom(fn);
             return;
         }
-        f->ev_at = f->end_at;
+        cold_of(f)->ev_at = f->end_at;
         f->armed = 1;
         return;
     }
@@ -570,22 +637,22 @@ static void set_rate(nsim_flownet *fn, flow *f, double rate)
     f->rate = rate;
     if (!(rate > 0)) { /* stalled (a server with no bandwidth) */
         if (f->armed)
-            (void)nsim_sim_cancel(fn->sim, f->end);
+            (void)nsim_sim_cancel(fn->sim, cold_of(f)->end);
         f->armed = 0;
         return;
     }
     f->end_at = now + (nsim_time)ceil(f->rem / rate * (double)NSIM_PS_PER_S);
-    if (f->armed && f->ev_at <= f->end_at)
+    if (f->armed && cold_of(f)->ev_at <= f->end_at)
         return; /* the pending event comes first and moves itself */
     if (f->armed)
-        (void)nsim_sim_cancel(fn->sim, f->end);
+        (void)nsim_sim_cancel(fn->sim, cold_of(f)->end);
     if (nsim_sim_schedule_at(fn->sim, f->end_at, on_end, fn, 0,
-                             (uint64_t)(uintptr_t)f, &f->end) != NSIM_OK) {
+                             (uint64_t)(uintptr_t)f, &cold_of(f)->end) != NSIM_OK) {
         oom(fn);
         f->armed = 0;
         return;
     }
-    f->ev_at = f->end_at;
+    cold_of(f)->ev_at = f->end_at;
     f->armed = 1;
 }
 
@@ -674,9 +741,10 @@ static int gather(nsim_flownet *fn)
         if (!all)
             continue;
         double load = 0;
+        const ref *r = sc_of(fn, s)->r;
         for (uint32_t k = 0; k < s->n; k++) {
-            flow *f = s->r[k].f;
-            load += f->rate * f->use[s->r[k].u].coef;
+            flow *f = r[k].f;
+            load += f->rate * f->use[r[k].u].coef;
             NSIM_TRY(work_add(fn, f));
         }
         s->load = load; /* exact again */
@@ -868,21 +936,21 @@ static int lost_on_down(nsim_flownet *fn, nsim_piece *p)
 
 static void start(nsim_flownet *fn, flow *f)
 {
-    if (f->fifo != 0 && !f->fifo_active) {
-        srv *s = &fn->s[f->fifo - 1];
+    if (cold_of(f)->fifo != 0 && !f->fifo_active) {
+        srv_cold *c = &fn->sc[cold_of(f)->fifo - 1];
         if (fifo_busy(fn, f)) {
-            f->next_free = NULL;
-            if (s->wait_tail != NULL)
-                s->wait_tail->next_free = f;
+            cold_of(f)->next_free = NULL;
+            if (c->wait_tail != NULL)
+                cold_of(c->wait_tail)->next_free = f;
             else
-                s->wait_head = f;
-            s->wait_tail = f;
-            s->waiting += f->rem;
+                c->wait_head = f;
+            c->wait_tail = f;
+            c->waiting += f->rem;
             return;
         }
         f->fifo_active = 1;
     }
-    if (lost_on_down(fn, f->p)) {
+    if (lost_on_down(fn, cold_of(f)->p)) {
         fifo_next(fn, f);
         flow_put(fn, f);
         return;
@@ -1098,15 +1166,15 @@ int nsim_flownet_send(nsim_flownet *fn, nsim_piece *p, uint64_t unit,
     }
     flow *f;
     NSIM_TRY(flow_get(fn, &f));
-    NSIM_TRY(grow((void **)&f->use, &f->cap, r->nuse, sizeof *f->use));
+    NSIM_TRY(grow((void **)&f->use, &cold_of(f)->cap, r->nuse, sizeof *f->use));
     memcpy(f->use, r->use, r->nuse * sizeof *f->use);
     f->nuse = r->nuse;
-    f->p = p;
+    cold_of(f)->p = p;
     fn->st.flows++;
     f->rem = (double)p->bytes;
-    f->tail = r->tail;
-    f->drained = drained;
-    f->fifo = r->fifo;
+    cold_of(f)->tail = r->tail;
+    cold_of(f)->drained = drained;
+    cold_of(f)->fifo = r->fifo;
     if (p->start_delay == 0) {
         /* on its servers at once: free_at sees it */
         start(fn, f);
@@ -1125,15 +1193,16 @@ nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t id)
     if (at == UINT32_MAX)
         return now; /* no flow has used it */
     const srv *s = &fn->s[at];
+    const srv_cold *c = &fn->sc[at];
     double bw = s->bw, work = 0;
     for (uint32_t k = 0; k < s->n; k++) {
-        const flow *f = s->r[k].f;
+        const flow *f = c->r[k].f;
         double rem = f->rem - f->rate * (double)(now - f->t_last) /
                                   (double)NSIM_PS_PER_S;
         if (rem > 0)
-            work += rem * f->use[s->r[k].u].coef;
+            work += rem * f->use[c->r[k].u].coef;
     }
-    work += s->waiting;
+    work += c->waiting;
     return now + (bw > 0 ? (nsim_time)(work / bw * (double)NSIM_PS_PER_S)
                          : 0);
 }
@@ -1153,10 +1222,10 @@ void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
         return;
     }
     while (s->n > 0) {
-        flow *f = s->r[s->n - 1].f;
+        flow *f = fn->sc[k].r[s->n - 1].f;
         nsim_fabric_count_drop(fn->fab, id);
         detach(fn, f, 0);
-        nsim_fabric_piece_release(fn->fab, f->p);
+        nsim_fabric_piece_release(fn->fab, cold_of(f)->p);
         fifo_next(fn, f);
         flow_put(fn, f);
     }
