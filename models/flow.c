@@ -17,6 +17,7 @@
 #include "flow.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,8 @@ struct flow {
      * there (set_rate, on_end) */
     nsim_time end_at;
     uint32_t mark, frozen; /* recompute epochs */
-    uint16_t nuse;
+    uint16_t nuse;       /* 2 per hop and one: at most 513 (topo.c's
+                          * routes have at most 256 hops) */
     uint8_t live;        /* on its servers */
     uint8_t armed;
     uint8_t fifo_active; /* the one flow of its path through its FIFO */
@@ -133,8 +135,10 @@ typedef struct flow_block {
     struct flow_block *next;
 } flow_block;
 
-_Static_assert(sizeof(flow) == 64 && sizeof(flow_cold) == 64,
-               "a flow is a hot line and a cold one");
+_Static_assert(sizeof(flow) == 64 && sizeof(flow_cold) == 64 &&
+                   offsetof(flow_block, cold) ==
+                       FLOW_BLOCK * sizeof(flow),
+               "a flow is a hot line and, a block's flows on, a cold one");
 
 /* f's cold line: a fixed distance on in its block. */
 static flow_cold *cold_of(const flow *f)
@@ -596,17 +600,18 @@ static void on_end(nsim_sim *sim, nsim_event *ev)
 {
     nsim_flownet *fn = ev->target;
     flow *f = (flow *)(uintptr_t)ev->arg.u64;
-    nsim_piece *p = cold_of(f)->p;
-    nsim_time tail = cold_of(f)->tail;
-    nsim_piece_fn *drained = cold_of(f)->drained;
+    flow_cold *c = cold_of(f);
+    nsim_piece *p = c->p;
+    nsim_time tail = c->tail;
+    nsim_piece_fn *drained = c->drained;
     f->armed = 0;
     if (nsim_sim_now(sim) < f->end_at) { /* its rate fell since */
         if (nsim_sim_schedule_at(sim, f->end_at, on_end, fn, 0,
-                                 (uint64_t)(uintptr_t)f, &cold_of(f)->end) != NSIM_OK) {
+                                 (uint64_t)(uintptr_t)f, &c->end) != NSIM_OK) {
             oom(fn);
             return;
         }
-        cold_of(f)->ev_at = f->end_at;
+        c->ev_at = f->end_at;
         f->armed = 1;
         return;
     }
@@ -635,24 +640,25 @@ static void set_rate(nsim_flownet *fn, flow *f, double rate)
     for (uint32_t i = 0; i < f->nuse; i++)
         fn->s[f->use[i].srv].load += (rate - f->rate) * f->use[i].coef;
     f->rate = rate;
+    flow_cold *c = cold_of(f);
     if (!(rate > 0)) { /* stalled (a server with no bandwidth) */
         if (f->armed)
-            (void)nsim_sim_cancel(fn->sim, cold_of(f)->end);
+            (void)nsim_sim_cancel(fn->sim, c->end);
         f->armed = 0;
         return;
     }
     f->end_at = now + (nsim_time)ceil(f->rem / rate * (double)NSIM_PS_PER_S);
-    if (f->armed && cold_of(f)->ev_at <= f->end_at)
+    if (f->armed && c->ev_at <= f->end_at)
         return; /* the pending event comes first and moves itself */
     if (f->armed)
-        (void)nsim_sim_cancel(fn->sim, cold_of(f)->end);
+        (void)nsim_sim_cancel(fn->sim, c->end);
     if (nsim_sim_schedule_at(fn->sim, f->end_at, on_end, fn, 0,
-                             (uint64_t)(uintptr_t)f, &cold_of(f)->end) != NSIM_OK) {
+                             (uint64_t)(uintptr_t)f, &c->end) != NSIM_OK) {
         oom(fn);
         f->armed = 0;
         return;
     }
-    cold_of(f)->ev_at = f->end_at;
+    c->ev_at = f->end_at;
     f->armed = 1;
 }
 
