@@ -740,14 +740,21 @@ static void set_dist(nsim_topo *t, uint32_t i, uint32_t d)
     t->dist[i] = d;
 }
 
+/* A new search: marks of earlier ones no longer match (both ends'). */
+static void next_epoch(nsim_topo *t)
+{
+    if (++t->epoch == 0) { /* wrapped: no stale mark may match */
+        memset(t->seen, 0, t->ndevs * sizeof *t->seen);
+        memset(t->bseen, 0, t->ndevs * sizeof *t->bseen);
+        t->epoch = 1;
+    }
+}
+
 /* BFS from src within class pc; fills the distances (dist_of). */
 static void bfs(nsim_topo *t, uint32_t src, uint32_t dst,
                 const path_class *pc)
 {
-    if (++t->epoch == 0) { /* wrapped: no stale mark may match */
-        memset(t->seen, 0, t->ndevs * sizeof *t->seen);
-        t->epoch = 1;
-    }
+    next_epoch(t);
     uint32_t head = 0, tail = 0;
     set_dist(t, src, 0);
     t->queue[tail++] = src;
@@ -785,11 +792,7 @@ static void bfs(nsim_topo *t, uint32_t src, uint32_t dst,
 static void route_search(nsim_topo *t, uint32_t src, uint32_t dst,
                          const path_class *pc)
 {
-    if (++t->epoch == 0) {
-        memset(t->seen, 0, t->ndevs * sizeof *t->seen);
-        memset(t->bseen, 0, t->ndevs * sizeof *t->bseen);
-        t->epoch = 1;
-    }
+    next_epoch(t);
     const uint32_t ep = t->epoch;
     uint32_t fh = 0, ft = 0, bh = 0, bt = 0, flevels = 0;
     uint32_t best = UINT32_MAX;
