@@ -750,7 +750,8 @@ static void next_epoch(nsim_topo *t)
     }
 }
 
-/* BFS from src within class pc; fills the distances (dist_of). */
+/* BFS from src within class pc, to dst or (UINT32_MAX) all it reaches;
+ * fills the distances (dist_of). Routes use route_search. */
 static void bfs(nsim_topo *t, uint32_t src, uint32_t dst,
                 const path_class *pc)
 {
@@ -767,9 +768,8 @@ static void bfs(nsim_topo *t, uint32_t src, uint32_t dst,
             if (!(pc->link_mask & (1u << l->type)) ||
                 dist_of(t, l->dst) != UINT32_MAX)
                 continue;
-            /* a device that does not forward is a dead end unless it is
-             * dst: not reached at all (a leaf switch's every NIC was
-             * most of a cluster route's search) */
+            /* a device that does not forward is a dead end unless it
+             * is dst: not queued */
             if (l->dst != dst &&
                 !(pc->transit_mask & (1u << t->devs[l->dst].type)))
                 continue;
