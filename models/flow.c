@@ -942,10 +942,11 @@ static int lost_on_down(nsim_flownet *fn, nsim_piece *p)
 
 static void start(nsim_flownet *fn, flow *f)
 {
-    if (cold_of(f)->fifo != 0 && !f->fifo_active) {
-        srv_cold *c = &fn->sc[cold_of(f)->fifo - 1];
+    flow_cold *fc = cold_of(f);
+    if (fc->fifo != 0 && !f->fifo_active) {
+        srv_cold *c = &fn->sc[fc->fifo - 1];
         if (fifo_busy(fn, f)) {
-            cold_of(f)->next_free = NULL;
+            fc->next_free = NULL;
             if (c->wait_tail != NULL)
                 cold_of(c->wait_tail)->next_free = f;
             else
@@ -956,7 +957,7 @@ static void start(nsim_flownet *fn, flow *f)
         }
         f->fifo_active = 1;
     }
-    if (lost_on_down(fn, cold_of(f)->p)) {
+    if (lost_on_down(fn, fc->p)) {
         fifo_next(fn, f);
         flow_put(fn, f);
         return;

@@ -174,7 +174,8 @@ static uint32_t count_net_paths(const nsim_topo *t, uint32_t a, uint32_t b,
                                 double *count)
 {
     uint32_t n = nsim_topo_ndevices(t);
-    uint32_t *dist = malloc(n * sizeof *dist), *queue = malloc(n * sizeof *queue);
+    uint32_t *dist = malloc(n * sizeof *dist);
+    uint32_t *queue = malloc(n * sizeof *queue);
     double *ways = calloc(n, sizeof *ways);
     for (uint32_t i = 0; i < n; i++)
         dist[i] = UINT32_MAX;
