@@ -106,11 +106,13 @@ struct nsim_mr {
 
 struct nsim_cq {
     nsim_hca *h;
+    /* [head, head + len): CQEs in host memory, to poll; then pend_len
+     * CQEs on their way there, in order (each lands one DMA write after
+     * it was pushed, so they land in the order they were pushed, and
+     * landing moves nothing: len grows by one) */
     nsim_wc *ring;
-    uint32_t depth, head, len;
-    uint32_t ring_cap, pend_cap; /* powers of two, grown up to depth */
-    nsim_wc *pend;   /* CQEs on their way to host memory, in order */
-    uint32_t pend_head, pend_len;
+    uint32_t depth, head, len, pend_len;
+    uint32_t ring_cap; /* a power of two, grown up to what is held */
     int error;
     nsim_cq_counters st;
     nsim_cq_notify_fn *fn;
@@ -336,7 +338,6 @@ void nsim_hca_destroy(nsim_hca *h)
         nsim_cq *c = h->cqs;
         h->cqs = c->next_owned;
         free(c->ring);
-        free(c->pend);
         free(c);
     }
     while (h->mrs_owned != NULL) {
@@ -496,16 +497,13 @@ int nsim_cq_create(nsim_hca *h, uint32_t depth, nsim_cq_notify_fn *fn,
         return NSIM_EINVAL;
     nsim_cq *c = calloc(1, sizeof *c);
     uint32_t cap = ring_start(depth);
-    if (c == NULL || (c->ring = calloc(cap, sizeof *c->ring)) == NULL ||
-        (c->pend = calloc(cap, sizeof *c->pend)) == NULL) {
-        if (c != NULL)
-            free(c->ring);
+    if (c == NULL || (c->ring = calloc(cap, sizeof *c->ring)) == NULL) {
         free(c);
         return NSIM_ENOMEM;
     }
     c->h = h;
     c->depth = depth;
-    c->ring_cap = c->pend_cap = cap;
+    c->ring_cap = cap;
     c->fn = fn;
     c->ctx = ctx;
     c->next_owned = h->cqs;
@@ -538,15 +536,8 @@ static void on_cqe(nsim_sim *sim, nsim_event *ev)
 {
     nsim_cq *cq = ev->target;
     (void)sim;
-    nsim_wc wc = cq->pend[cq->pend_head];
-    cq->pend_head = (cq->pend_head + 1) & (cq->pend_cap - 1);
     cq->pend_len--;
-    if (cq->len == cq->ring_cap &&
-        fifo_grow(cq->h->sim, &cq->ring, &cq->ring_cap, &cq->head, cq->len) != NSIM_OK) {
-        oom(cq->h);
-        return;
-    }
-    cq->ring[(cq->head + cq->len++) & (cq->ring_cap - 1)] = wc;
+    cq->len++; /* the oldest CQE on its way, already in the ring */
     cq->st.cqes++;
     if (cq->len == 1 && cq->fn != NULL)
         cq->fn(cq->ctx, cq);
@@ -569,13 +560,15 @@ static void push_cqe(nsim_qp *q, nsim_cq *cq, const nsim_wc *wc)
             qp_fail(q, NONE, NSIM_WC_WR_FLUSH_ERR, NONE, NSIM_WC_WR_FLUSH_ERR);
         return;
     }
-    if (cq->pend_len == cq->pend_cap &&
-        fifo_grow(h->sim, &cq->pend, &cq->pend_cap, &cq->pend_head, cq->pend_len) !=
+    uint32_t held = cq->len + cq->pend_len;
+    if (held == cq->ring_cap &&
+        fifo_grow(h->sim, &cq->ring, &cq->ring_cap, &cq->head, held) !=
             NSIM_OK) {
         oom(h);
         return;
     }
-    cq->pend[(cq->pend_head + cq->pend_len++) & (cq->pend_cap - 1)] = *wc;
+    cq->ring[(cq->head + held) & (cq->ring_cap - 1)] = *wc;
+    cq->pend_len++;
     if (nsim_sim_schedule(h->sim, h->p->hca_cqe_write_ps, on_cqe, cq, 0, 0,
                           NULL) != NSIM_OK)
         oom(h);
