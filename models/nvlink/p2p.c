@@ -9,7 +9,11 @@
  * ports and the NVSwitch, or the PCIe tree), shared FIFO with every other
  * channel crossing them; the slice is visible to the receiver when its
  * last piece has landed; the receiver's head update (credit) reaches the
- * sender one route latency after it consumes the slice.
+ * sender one route latency after it consumes the slice. SHM: the slice
+ * is stored into host memory and the receiving GPU reads it from there;
+ * with Simple it reads the slice once the whole of it is in (the
+ * sender's tail store follows the data), with LL and LL128 each piece as
+ * it lands (their flags travel with the data).
  * Does not model: read mode (sm80 NVLink), CE copies, NVB relays' second
  * thread block.
  */
@@ -34,6 +38,8 @@ typedef struct p2p_conn {
     nsim_time credit_lat;  /* head store back to the sender */
     uint32_t shm_cpu;      /* SHM: the CPU whose memory holds the slots */
     uint32_t *read_path, nread; /* SHM: host memory -> receiving GPU */
+    uint64_t *shm_bytes;   /* SHM, Simple: each slot's slice, read once
+                            * all of it is in host memory; else NULL */
     uint32_t path[]; /* [sm server] + route links [+ host memory] */
 } __attribute__((aligned(64))) p2p_conn;
 
@@ -61,12 +67,14 @@ static int shm_route(nsim_topo *t, uint32_t a, uint32_t *cpu,
 }
 
 static int shm_read_path(p2p_conn *c, nsim_fabric *fab, nsim_topo *t,
-                         uint32_t cpu, uint32_t b, nsim_err *err)
+                         uint32_t cpu, uint32_t b, int whole, nsim_err *err)
 {
     const nsim_route *rr;
     NSIM_TRY(nsim_topo_route(t, cpu, b, &rr, err));
     c->read_path = malloc((rr->hops + 1) * sizeof *c->read_path);
-    if (c->read_path == NULL)
+    if (whole)
+        c->shm_bytes = calloc(MAX_INFLIGHT, sizeof *c->shm_bytes);
+    if (c->read_path == NULL || (whole && c->shm_bytes == NULL))
         return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
     /* the CPU's memory, then the links */
     NSIM_TRY(nsim_fabric_route_path(fab, cpu, b, 0, c->read_path,
@@ -75,6 +83,8 @@ static int shm_read_path(p2p_conn *c, nsim_fabric *fab, nsim_topo *t,
     c->credit_lat = rr->lat_ps;
     return NSIM_OK;
 }
+
+static void p2p_teardown(void *state);
 
 static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
                      void **state, nsim_err *err)
@@ -97,9 +107,10 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
         return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
     if (shm) {
         c->shm = 1;
-        if (shm_read_path(c, env->fab, env->topo, cpu, b, err) != NSIM_OK) {
-            free(c->read_path);
-            free(c);
+        if (shm_read_path(c, env->fab, env->topo, cpu, b,
+                          env->plan->req.proto == NSIM_PROTO_SIMPLE,
+                          err) != NSIM_OK) {
+            p2p_teardown(c);
             return err ? err->code : NSIM_ECONFIG;
         }
     }
@@ -115,8 +126,7 @@ static int p2p_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
         /* the write ends in the CPU's memory */
         uint32_t mem;
         if (nsim_fabric_memory_server(env->fab, c->shm_cpu, &mem) != NSIM_OK) {
-            free(c->read_path);
-            free(c);
+            p2p_teardown(c);
             return NSIM_ERR(err, NSIM_ENOMEM, "p2p: out of memory");
         }
         c->path[c->nhops++] = mem;
@@ -132,6 +142,7 @@ static void p2p_teardown(void *state)
     if (c == NULL)
         return;
     free(c->read_path);
+    free(c->shm_bytes);
     free(c);
 }
 
@@ -140,15 +151,19 @@ static void on_piece(nsim_sim *sim, nsim_piece *p)
     p2p_conn *c = p->ctx;
     uint32_t slot = (uint32_t)(p->tag % MAX_INFLIGHT);
     if (c->shm && !(p->hdr_flags & NSIM_PIECE_READ)) {
-        /* in host memory: the receiver reads it over PCIe */
-        nsim_piece *rd;
-        if (nsim_fabric_piece(c->env->fab, &rd) != NSIM_OK) {
-            nsim_sim_fail(sim, NSIM_ENOMEM, "p2p: out of memory");
-            return;
+        /* in host memory: the receiver reads it over PCIe, the whole
+         * slice once its last piece is in (Simple), or this piece */
+        uint64_t bytes = p->bytes, chunk = c->env->params->stream_chunk_bytes;
+        if (c->shm_bytes != NULL) {
+            if (--c->pieces_left[slot] != 0)
+                return;
+            bytes = c->shm_bytes[slot];
+            c->pieces_left[slot] =
+                nsim_fabric_stream_npieces(c->env->fab, bytes, chunk);
         }
-        *rd = (nsim_piece){c->read_path, c->nread, 0, p->bytes,
-                           NSIM_PIECE_READ, on_piece, c, p->tag, 0};
-        if (nsim_fabric_send(c->env->fab, rd) != NSIM_OK)
+        if (nsim_fabric_send_stream(c->env->fab, c->read_path, c->nread, bytes,
+                                    chunk, on_piece, c, p->tag,
+                                    NSIM_PIECE_READ) != NSIM_OK)
             nsim_sim_fail(sim, NSIM_ENOMEM, "p2p: out of memory");
         return;
     }
@@ -168,6 +183,8 @@ static int p2p_send(void *state, uint32_t sm_server, uint64_t bytes,
     c->path[0] = sm_server;
     c->pieces_left[slice % MAX_INFLIGHT] =
         nsim_fabric_stream_npieces(c->env->fab, bytes, chunk);
+    if (c->shm_bytes != NULL)
+        c->shm_bytes[slice % MAX_INFLIGHT] = bytes;
     NSIM_TRY(nsim_fabric_send_stream(c->env->fab, c->path, c->nhops, bytes,
                                      chunk, on_piece, c, slice, 0));
     *sm_done = nsim_fabric_free_at(c->env->fab, sm_server);
