@@ -14,6 +14,8 @@
 #include "sim/exec/exec.h"
 #include "sim/exec/scenario.h"
 #include "sim/plan/plan.h"
+#include "models/fabric.h"
+#include "models/transport.h"
 
 #define SCEN NSIM_SOURCE_DIR "/scenarios/"
 
@@ -517,6 +519,77 @@ static void test_shm_without_p2p(void)
     nsim_topo_destroy(t);
 }
 
+/* When the receiver of an SHM connection (P2P transport, staged through
+ * host memory) sees one slice of bytes: the P2P transport driven alone,
+ * one send on the pcie-2gpu-nop2p box. */
+static nsim_time on_arrived_at;
+static void note_arrived(void *exec, uint32_t conn)
+{
+    nsim_sim *sim = exec;
+    (void)conn;
+    on_arrived_at = nsim_sim_now(sim);
+}
+static void no_credit(void *exec, uint32_t conn)
+{
+    (void)exec;
+    (void)conn;
+}
+
+static nsim_time shm_slice_arrival(nsim_proto proto, uint64_t bytes)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_params prm;
+    nsim_plan *p = NULL;
+    nsim_sim *sim = NULL;
+    nsim_fabric *fab = NULL;
+    void *state = NULL;
+    uint32_t sm;
+    nsim_time sm_done;
+    static const nsim_net_knobs knobs = NSIM_NET_KNOBS_DEFAULT;
+    static const nsim_fault_plan none = {NULL, 0, {NSIM_FAILOVER_REBIND_QP}};
+    nsim_params_defaults(&prm);
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "pcie-2gpu-nop2p.topo.json", &t, &err));
+    nsim_plan_req q = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, proto, bytes, 4,
+                       1, 1, 4u << 20, NSIM_CHANNEL_DEDICATED};
+    NSIM_ASSERT_OK(nsim_plan_build(t, &q, &p, &err));
+    CU_ASSERT_EQUAL_FATAL(p->conns[0].transport, NSIM_TRANSPORT_SHM);
+    NSIM_ASSERT_OK(nsim_sim_create(1, &sim, &err));
+    NSIM_ASSERT_OK(nsim_fabric_create(sim, t, &prm, &fab, &err));
+    nsim_xport_env env = {sim,          fab,  t,           &prm, p, &knobs,
+                          &none,        sim,  note_arrived, no_credit, NULL};
+    NSIM_ASSERT_OK(nsim_p2p_transport.setup(NULL, &env, 0, &state, &err));
+    NSIM_ASSERT_OK(nsim_fabric_add_server(fab, 20e9, 0, NSIM_WIRE_RAW, &sm));
+    on_arrived_at = 0;
+    NSIM_ASSERT_OK(nsim_p2p_transport.send(state, sm, bytes, &sm_done));
+    NSIM_ASSERT_OK(nsim_sim_run(sim, NSIM_TIME_MAX));
+    nsim_time at = on_arrived_at;
+    nsim_p2p_transport.teardown(state);
+    nsim_fabric_destroy(fab);
+    nsim_sim_destroy(sim);
+    nsim_plan_destroy(p);
+    nsim_topo_destroy(t);
+    return at;
+}
+
+/* With Simple the sender posts a slice by a tail store after all its
+ * data, so the receiver reads the slice back from host memory once the
+ * whole of it is in; LL and LL128 carry flags with the data and are read
+ * piece by piece as they land. One 1 MiB slice (16 pieces of 64 KiB) over
+ * 15.76 GB/s PCIe links: the write costs 1.09 wire bytes a byte (73 us),
+ * the read's completions 1.31 (87 us). Simple: the write, its last piece
+ * through two more hops, then the read: 174 us. LL: the reads from the
+ * first piece's landing on: 106 us. */
+static void test_shm_simple_reads_whole_slice(void)
+{
+    const uint64_t bytes = 1u << 20;
+    nsim_time simple = shm_slice_arrival(NSIM_PROTO_SIMPLE, bytes);
+    nsim_time ll = shm_slice_arrival(NSIM_PROTO_LL, bytes);
+    CU_ASSERT(ll > 95000000 && ll < 115000000); /* ps */
+    CU_ASSERT(simple > 165000000 && simple < 185000000);
+    CU_ASSERT(simple > ll + 60000000);
+}
+
 /* A link type's efficiency scales that type's rate alone: on ideal
  * NVLink at 50 % the ring takes the alpha-beta time of half the rate. */
 static void test_link_efficiency(void)
@@ -580,6 +653,8 @@ CU_TestInfo nsim_test_exec[] = {
     {"a link type's efficiency scales its rate", test_link_efficiency},
     {"staged copies pass host memory", test_host_memory_staging},
     {"GPUs without P2P go through host memory", test_shm_without_p2p},
+    {"SHM with Simple: a slice read back once it is all in",
+     test_shm_simple_reads_whole_slice},
     {"dual-port NICs and the GDR flush read", test_ports_and_flush},
     {"failover: every byte delivered exactly once",
      test_failover_exactly_once},
