@@ -4,10 +4,11 @@
  * and agreement with the packet model over a grid of scenarios,
  * collectives, algorithms and sizes (README "Fidelity").
  *
- * The grid: every run scenario in scenarios/ and the cluster presets at 2
- * and 4 nodes (dgx-h100, rail fat tree), every collective, Ring / Tree /
- * NVLS where the collective and topology take them, 1 MiB, 16 MiB and
- * 256 MiB (the last where the packet model is quick: at most 8 ranks).
+ * The grid: every run scenario in scenarios/, one node of every other
+ * node preset, dgx-a100 at 2 nodes and dgx-h100 at 2 and 4 (rail fat
+ * tree), every collective, Ring / Tree / NVLS where the collective and
+ * topology take them, 1 MiB, 16 MiB and 256 MiB (the last where the
+ * packet model is quick: at most 8 ranks).
  * flow_agree checks busbw within 3 % (looser bounds, below, where the
  * models differ by mechanism); under AddressSanitizer it runs 1 and 16
  * MiB only. With NSIM_FLOW_GRID=big (cmake -DNSIM_FLOW_GRID_BIG=ON: test
