@@ -48,7 +48,7 @@
 #define AGREE_SMALL 0.18
 #define AGREE_NVSWITCH 0.15
 #define AGREE_FABRIC 0.10
-#define AGREE_STAGED 0.36
+#define AGREE_STAGED 0.38
 
 /* What a grid scenario's rows are held to beyond the size classes. */
 typedef enum grid_kind {
