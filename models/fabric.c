@@ -23,15 +23,55 @@ typedef struct server {
     uint32_t reverse; /* reverse server for NVLink responses, or self */
     uint8_t wire;     /* nsim_wire */
     uint8_t down;     /* drops every piece */
+    uint8_t fair;     /* shares its rate among its inputs (cold.fair) */
     nsim_server_stats st;
 } __attribute__((aligned(64))) server;
+
+typedef struct fair_server fair_server;
 
 /* The rest, beside it. */
 typedef struct server_cold {
     double multimem;  /* NVLink: wire-time factor of multimem pieces */
     double efficiency; /* share of a set rate the link delivers */
     uint64_t dropped;
+    fair_server *fair; /* shares its rate among its inputs, or NULL: FIFO */
 } server_cold;
+
+/* A shared server (params nvlink_fair_share, pcie_fair_share). NVLink
+ * packets carry at most 256 bytes and PCIe TLPs a few hundred, and a port
+ * interleaves the packets of its inputs; the model's stream pieces are a
+ * simulation granularity (64 KiB), so a FIFO port lets whole pieces pass
+ * in turns where the hardware shares. Here the inputs with pieces waiting
+ * share the rate equally (generalized processor sharing), each input's
+ * pieces in their order: a piece's finish tag is max(v, the input's last
+ * tag) + its wire bytes, v grows at rate / (inputs waiting), and pieces
+ * leave in tag order, the earliest alone holding an event. An input is
+ * the server a piece came from (its thread block, or the link into the
+ * switch), the piece's owner where it starts here, or the forward
+ * server for the responses charged to a reverse link. */
+typedef struct fair_job {
+    nsim_piece *p; /* NULL: responses, nothing to pass on */
+    double tag;
+} fair_job;
+
+typedef struct fair_input {
+    uint64_t key;
+    double last;    /* tag of its last job */
+    fair_job *q;    /* FIFO ring of cap (a power of two) */
+    uint32_t head, len, cap;
+} fair_input;
+
+struct fair_server {
+    fair_input *in;
+    uint32_t nin, in_cap;
+    uint32_t *busy;   /* the inputs with jobs, nbusy of them */
+    uint32_t nbusy;
+    uint32_t id;
+    double v;         /* wire bytes served to each busy input */
+    nsim_time v_at;   /* when v was brought up to date */
+    int armed;
+    nsim_event_handle next; /* the earliest tag's departure */
+};
 
 /* An interned path: its ids, their count and hash (0: empty slot). */
 typedef struct path_ent {
@@ -113,19 +153,24 @@ int nsim_fabric_create(nsim_sim *sim, nsim_topo *topo,
         f->servers[i] = (server){.bw = l->bw * eff, .lat_ps = lat,
                                  .reverse = l->reverse,
                                  .wire = (uint8_t)wire_of_link(l)};
-        f->cold[i] = (server_cold){1.0, eff, 0};
+        f->cold[i] = (server_cold){1.0, eff, 0, NULL};
         if (l->type == NSIM_LINK_NVLINK && gpu->type == NSIM_DEV_GPU)
             f->cold[i].multimem =
                 nsim_params_multimem_factor(params, gpu->sm);
+        if (((l->type == NSIM_LINK_NVLINK && params->nvlink_fair_share) ||
+             (l->type == NSIM_LINK_PCIE && params->pcie_fair_share)) &&
+            nsim_fabric_set_fair(f, i) != NSIM_OK) {
+            f->nservers = i + 1;
+            nsim_fabric_destroy(f);
+            return NSIM_ERR(err, NSIM_ENOMEM, "fabric: out of memory");
+        }
     }
     f->nservers = n;
     f->topo = topo;
     f->mem_server = malloc(nsim_topo_ndevices(topo) * sizeof *f->mem_server +
                            1);
     if (f->mem_server == NULL) {
-        free(f->servers);
-        free(f->cold);
-        free(f);
+        nsim_fabric_destroy(f);
         return NSIM_ERR(err, NSIM_ENOMEM, "fabric: out of memory");
     }
     for (uint32_t d = 0; d < nsim_topo_ndevices(topo); d++)
@@ -139,6 +184,16 @@ void nsim_fabric_destroy(nsim_fabric *f)
     if (f == NULL)
         return;
     nsim_flownet_destroy(f->flow);
+    for (uint32_t i = 0; i < f->nservers; i++) {
+        fair_server *fs = f->cold[i].fair;
+        if (fs == NULL)
+            continue;
+        for (uint32_t k = 0; k < fs->nin; k++)
+            free(fs->in[k].q);
+        free(fs->in);
+        free(fs->busy);
+        free(fs);
+    }
     nsim_huge_release(&f->slab);
     nsim_huge_release(&f->path_slab);
     free(f->paths);
@@ -170,8 +225,22 @@ int nsim_fabric_add_server(nsim_fabric *f, double bw, nsim_time lat_ps,
     uint32_t id = f->nservers++;
     f->servers[id] = (server){.bw = bw, .lat_ps = lat_ps, .reverse = id,
                               .wire = (uint8_t)wire};
-    f->cold[id] = (server_cold){1.0, 1.0, 0};
+    f->cold[id] = (server_cold){1.0, 1.0, 0, NULL};
     *out = id;
+    return NSIM_OK;
+}
+
+int nsim_fabric_set_fair(nsim_fabric *f, uint32_t id)
+{
+    if (f->cold[id].fair != NULL)
+        return NSIM_OK;
+    fair_server *fs = calloc(1, sizeof *fs);
+    if (fs == NULL)
+        return NSIM_ENOMEM;
+    fs->id = id;
+    fs->v_at = nsim_sim_now(f->sim);
+    f->cold[id].fair = fs;
+    f->servers[id].fair = 1;
     return NSIM_OK;
 }
 
@@ -364,6 +433,138 @@ static uint64_t wire_bytes(const nsim_params *pr, const server *s,
 
 static void on_hop(nsim_sim *sim, nsim_event *ev);
 
+/* ---- shared servers (fair_server above) ---------------------------------- */
+
+#define FAIR_RESPONSES (1ull << 62) /* | forward server: its responses */
+#define FAIR_OWNER (1ull << 63)     /* ^ owner: pieces that start here */
+
+static void fair_advance(fair_server *fs, const server *s, nsim_time now)
+{
+    if (fs->nbusy > 0 && now > fs->v_at)
+        fs->v += (double)(now - fs->v_at) * (s->bw * 1e-12) / fs->nbusy;
+    fs->v_at = now;
+}
+
+static void on_fair_leave(nsim_sim *sim, nsim_event *ev);
+
+/* (Re)arms the departure of the earliest tag, after the busy inputs or the
+ * rate changed. fs->v is up to date (fair_advance at now). */
+static int fair_arm(nsim_fabric *f, fair_server *fs)
+{
+    if (fs->armed) {
+        (void)nsim_sim_cancel(f->sim, fs->next);
+        fs->armed = 0;
+    }
+    if (fs->nbusy == 0)
+        return NSIM_OK;
+    double tag = 0;
+    for (uint32_t i = 0; i < fs->nbusy; i++) {
+        const fair_input *in = &fs->in[fs->busy[i]];
+        double t = in->q[in->head].tag;
+        if (i == 0 || t < tag)
+            tag = t;
+    }
+    double rate = f->servers[fs->id].bw * 1e-12; /* bytes a ps */
+    if (!(rate > 0))
+        return NSIM_OK; /* stopped until a rate is set (set_bw) */
+    double dt = (tag - fs->v) * fs->nbusy / rate;
+    nsim_time when = fs->v_at;
+    if (dt > 0) {
+        nsim_time d = (nsim_time)dt;
+        when += d + ((double)d < dt);
+    }
+    fs->armed = 1;
+    return nsim_sim_schedule_at(f->sim, when, on_fair_leave, f, 0, fs->id,
+                                &fs->next);
+}
+
+/* The input of key, added if new (linear: a port has tens of inputs). */
+static fair_input *fair_input_of(fair_server *fs, uint64_t key)
+{
+    for (uint32_t i = 0; i < fs->nin; i++)
+        if (fs->in[i].key == key)
+            return &fs->in[i];
+    if (fs->nin == fs->in_cap) {
+        uint32_t cap = fs->in_cap ? fs->in_cap * 2 : 8;
+        fair_input *in = realloc(fs->in, cap * sizeof *in);
+        if (in == NULL)
+            return NULL;
+        fs->in = in;
+        uint32_t *busy = realloc(fs->busy, cap * sizeof *busy);
+        if (busy == NULL)
+            return NULL;
+        fs->busy = busy;
+        fs->in_cap = cap;
+    }
+    fair_input *in = &fs->in[fs->nin++];
+    *in = (fair_input){.key = key};
+    return in;
+}
+
+/* A job of wb wire bytes from input key joins server id now. */
+static int fair_add(nsim_fabric *f, uint32_t id, nsim_piece *p, uint64_t key,
+                    uint64_t wb)
+{
+    fair_server *fs = f->cold[id].fair;
+    fair_advance(fs, &f->servers[id], nsim_sim_now(f->sim));
+    fair_input *in = fair_input_of(fs, key);
+    if (in == NULL)
+        return NSIM_ENOMEM;
+    if (in->len == in->cap) {
+        uint32_t cap = in->cap ? in->cap * 2 : 4;
+        if (nsim_sim_charge(f->sim, (size_t)in->cap * sizeof *in->q) !=
+            NSIM_OK)
+            return NSIM_EBUDGET;
+        fair_job *q = malloc(cap * sizeof *q);
+        if (q == NULL)
+            return NSIM_ENOMEM;
+        for (uint32_t k = 0; k < in->len; k++)
+            q[k] = in->q[(in->head + k) & (in->cap - 1)];
+        free(in->q);
+        in->q = q;
+        in->head = 0;
+        in->cap = cap;
+    }
+    double tag = (in->last > fs->v ? in->last : fs->v) + (double)wb;
+    in->last = tag;
+    in->q[(in->head + in->len++) & (in->cap - 1)] = (fair_job){p, tag};
+    if (in->len > 1)
+        return NSIM_OK; /* a later tag than its input's waiting one */
+    fs->busy[fs->nbusy++] = (uint32_t)(in - fs->in);
+    return fair_arm(f, fs);
+}
+
+/* The earliest tag's job leaves: its piece goes on after the latency. */
+static void on_fair_leave(nsim_sim *sim, nsim_event *ev)
+{
+    nsim_fabric *f = ev->target;
+    uint32_t id = (uint32_t)ev->arg.u64;
+    fair_server *fs = f->cold[id].fair;
+    const server *s = &f->servers[id];
+    fs->armed = 0;
+    fair_advance(fs, s, nsim_sim_now(sim));
+    uint32_t first = 0;
+    for (uint32_t i = 1; i < fs->nbusy; i++) {
+        const fair_input *a = &fs->in[fs->busy[i]];
+        const fair_input *b = &fs->in[fs->busy[first]];
+        if (a->q[a->head].tag < b->q[b->head].tag)
+            first = i;
+    }
+    fair_input *in = &fs->in[fs->busy[first]];
+    fair_job j = in->q[in->head];
+    if (fs->v < j.tag)
+        fs->v = j.tag; /* the time was rounded up to the picosecond */
+    in->head = (in->head + 1) & (in->cap - 1);
+    if (--in->len == 0)
+        fs->busy[first] = fs->busy[--fs->nbusy];
+    int rc = fair_arm(f, fs);
+    if (rc == NSIM_OK && j.p != NULL)
+        rc = nsim_sim_schedule(sim, s->lat_ps, on_hop, f, 0,
+                               (uint64_t)(uintptr_t)j.p, NULL);
+    if (rc != NSIM_OK)
+        nsim_sim_fail(sim, rc, "fabric: out of memory");
+}
+
 /* Puts the piece on server path[hop] at time now. */
 static int enter_server(nsim_fabric *f, nsim_piece *p)
 {
@@ -385,7 +586,14 @@ static int enter_server(nsim_fabric *f, nsim_piece *p)
         r->free_at = (r->free_at > now ? r->free_at : now) + rser;
         r->st.wire_bytes += rev;
         r->st.busy_ps += rser;
+        if (r->fair)
+            NSIM_TRY(fair_add(f, s->reverse, NULL, FAIR_RESPONSES | id, rev));
     }
+    if (s->fair)
+        return fair_add(f, id, p,
+                        p->hop > 0 ? p->path[p->hop - 1]
+                                   : FAIR_OWNER ^ (uint64_t)(uintptr_t)p->ctx,
+                        wb);
     return nsim_sim_schedule_at(f->sim, s->free_at + s->lat_ps, on_hop, f, 0,
                                 (uint64_t)(uintptr_t)p, NULL);
 }
@@ -437,7 +645,30 @@ uint32_t nsim_fabric_npieces(uint64_t bytes, uint64_t chunk)
     return bytes == 0 ? 1 : (uint32_t)((bytes + chunk - 1) / chunk);
 }
 
+uint64_t nsim_fabric_stream_piece(const nsim_params *pr, uint64_t bytes,
+                                  uint64_t chunk)
+{
+    uint64_t n = pr->stream_min_pieces;
+    if (n <= 1 || bytes <= NSIM_STREAM_MIN_PIECE)
+        return chunk;
+    /* bytes / n, rounded up to whole 4 KiB */
+    uint64_t c = (bytes + n - 1) / n;
+    c = (c + NSIM_STREAM_MIN_PIECE - 1) / NSIM_STREAM_MIN_PIECE *
+        NSIM_STREAM_MIN_PIECE;
+    return c < chunk ? c : chunk;
+}
+
 int nsim_fabric_send_stream(nsim_fabric *f, const uint32_t *path,
+                            uint32_t nhops, uint64_t bytes, uint64_t chunk,
+                            nsim_piece_fn *done, void *ctx, uint64_t tag,
+                            uint32_t hdr_flags)
+{
+    return nsim_fabric_send_pieces(
+        f, path, nhops, bytes, nsim_fabric_stream_piece(f->params, bytes, chunk),
+        done, ctx, tag, hdr_flags);
+}
+
+int nsim_fabric_send_pieces(nsim_fabric *f, const uint32_t *path,
                             uint32_t nhops, uint64_t bytes, uint64_t chunk,
                             nsim_piece_fn *done, void *ctx, uint64_t tag,
                             uint32_t hdr_flags)
@@ -487,6 +718,15 @@ uint32_t nsim_fabric_ndown(const nsim_fabric *f) { return f->ndown; }
 
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
 {
+    fair_server *fs = f->cold[id].fair;
+    if (fs != NULL && f->flow == NULL) {
+        /* what was served at the old rate, then the new departure */
+        fair_advance(fs, &f->servers[id], nsim_sim_now(f->sim));
+        f->servers[id].bw = bw * f->cold[id].efficiency;
+        if (fair_arm(f, fs) != NSIM_OK)
+            nsim_sim_fail(f->sim, NSIM_ENOMEM, "fabric: out of memory");
+        return;
+    }
     f->servers[id].bw = bw * f->cold[id].efficiency;
     if (f->flow != NULL)
         nsim_flownet_changed(f->flow, id);
@@ -526,7 +766,8 @@ nsim_flownet_counters nsim_fabric_flow_counters(const nsim_fabric *f)
 uint32_t nsim_fabric_stream_npieces(const nsim_fabric *f, uint64_t bytes,
                                     uint64_t chunk)
 {
-    return f->flow != NULL ? 1 : nsim_fabric_npieces(bytes, chunk);
+    return f->flow != NULL ? 1 : nsim_fabric_npieces(
+                                 bytes, nsim_fabric_stream_piece(f->params, bytes, chunk));
 }
 
 int nsim_fabric_send_unit(nsim_fabric *f, nsim_piece *p, uint64_t unit,

@@ -79,6 +79,12 @@ void nsim_fabric_destroy(nsim_fabric *f);
 NSIM_NODISCARD int nsim_fabric_add_server(nsim_fabric *f, double bw,
                                           nsim_time lat_ps, nsim_wire wire,
                                           uint32_t *out);
+/* Makes server id share its rate among its inputs (the pieces waiting,
+ * grouped by the server each came from, or by owner where it starts
+ * there: generalized processor sharing, FIFO within an input) instead of
+ * passing whole pieces in arrival order; packet fidelity only. Topology
+ * links get it from params nvlink_fair_share and pcie_fair_share. */
+NSIM_NODISCARD int nsim_fabric_set_fair(nsim_fabric *f, uint32_t id);
 /* The host-memory server of a CPU device: the DRAM behind it (bandwidth
  * host_mem_bw), which every copy staged there passes on its way in and
  * again on its way out; created on first use. *out is UINT32_MAX for a
@@ -111,9 +117,24 @@ NSIM_NODISCARD int nsim_fabric_send(nsim_fabric *f, nsim_piece *p);
 /* The number of pieces of at most chunk bytes that carry bytes (one,
  * empty, for 0 bytes), and sending them: pieces along path, each with
  * done/ctx/tag and hdr_flags, started now. A stream of stores or DMA
- * writes. */
+ * writes: nsim_fabric_send_stream cuts it in pieces of
+ * nsim_fabric_stream_piece (as nsim_fabric_stream_npieces counts them),
+ * nsim_fabric_send_pieces in pieces of chunk exactly (a piece that
+ * arrived, passed on: the stream it came from was cut already). */
 uint32_t nsim_fabric_npieces(uint64_t bytes, uint64_t chunk);
+/* The piece size of a stream of bytes whose pieces are at most chunk
+ * (stream_chunk_bytes): chunk, or smaller so that the stream has at least
+ * params stream_min_pieces pieces, none below NSIM_STREAM_MIN_PIECE. */
+#define NSIM_STREAM_MIN_PIECE 4096u
+uint64_t nsim_fabric_stream_piece(const nsim_params *pr, uint64_t bytes,
+                                  uint64_t chunk);
 NSIM_NODISCARD int nsim_fabric_send_stream(nsim_fabric *f,
+                                           const uint32_t *path,
+                                           uint32_t nhops, uint64_t bytes,
+                                           uint64_t chunk,
+                                           nsim_piece_fn *done, void *ctx,
+                                           uint64_t tag, uint32_t hdr_flags);
+NSIM_NODISCARD int nsim_fabric_send_pieces(nsim_fabric *f,
                                            const uint32_t *path,
                                            uint32_t nhops, uint64_t bytes,
                                            uint64_t chunk,

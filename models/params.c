@@ -65,6 +65,27 @@ const nsim_param_info nsim_param_table[] = {
     P(stream_chunk_bytes, BYTES, "65536",
       "simulation granularity (not physical): NVLink and PCIe streams move "
       "in pieces of this size; smaller is slower to simulate"),
+    P(stream_min_pieces, COUNT, "4",
+      "simulation granularity (not physical): a stream of fewer than this "
+      "many stream_chunk_bytes pieces is cut into this many (none below 4 "
+      "KiB), so that a slice smaller than a few pieces still streams "
+      "through its hops as the hardware's 256-B packets do; each hop "
+      "stores and forwards a whole piece, an error of at most 1/N of the "
+      "slice's time per hop. 1: pieces of stream_chunk_bytes only (before "
+      "2026-12-06); docs/fidelity.md"),
+    P(nvlink_fair_share, COUNT, "0",
+      "model choice, packet fidelity: hw 1.2: an NVLink packet carries at "
+      "most 256 B and a port or NVSwitch output interleaves the packets of "
+      "its inputs; the stream pieces (stream_chunk_bytes, not physical) "
+      "pass a FIFO port whole, in turns. 1: the inputs with pieces waiting "
+      "share the port (FIFO within an input); a piece still passes each "
+      "hop whole before the next, which at a shared port delays it. 0 "
+      "(default): FIFO. Measured against hwdata and the flow model: "
+      "docs/fidelity.md"),
+    P(pcie_fair_share, COUNT, "0",
+      "model choice, packet fidelity: hw 2.2: PCIe moves TLPs of at most "
+      "MPS bytes, interleaved at a switch port; as nvlink_fair_share, for "
+      "PCIe links. 0 (default): FIFO"),
     P(h100_hbm_bw, BW, "3350 GB/s", "hw 5: H100 SXM HBM3 3.35 TB/s"),
     P(a100_hbm_bw, BW, "2039 GB/s", "hw 5: A100 80 GB 2.039 TB/s"),
     P(b200_hbm_bw, BW, "8000 GB/s", "hw 5: B200 ~8.0 TB/s"),
@@ -220,6 +241,10 @@ static const param_range range_overrides[] = {
      * the default's pieces (a 1-byte piece made one 1 GiB transfer 10^9
      * events); above 64 MiB a chunk is larger than any step */
     {"stream_chunk_bytes", 4096, 67108864.0, "4 KiB .. 64 MiB"},
+    /* at least one piece; 64 keeps 4 KiB pieces to slices of 256 KiB */
+    {"stream_min_pieces", 1, 64, "1 .. 64 pieces"},
+    {"nvlink_fair_share", 0, 1, "0 .. 1 (0: FIFO, 1: shared)"},
+    {"pcie_fair_share", 0, 1, "0 .. 1 (0: FIFO, 1: shared)"},
     {"h100_sm_count", 1, 1024, "1 .. 1024 SMs"},
     {"a100_sm_count", 1, 1024, "1 .. 1024 SMs"},
     {"b200_sm_count", 1, 1024, "1 .. 1024 SMs"},

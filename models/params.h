@@ -38,6 +38,9 @@ typedef struct nsim_params {
     uint64_t pcie_read_completion_bytes;
     /* granularity at which NVLink and PCIe streams are simulated */
     uint64_t stream_chunk_bytes;
+    uint64_t stream_min_pieces; /* a stream's pieces, at least */
+    /* 1: the port shares its rate among its inputs; 0: pieces pass FIFO */
+    uint64_t nvlink_fair_share, pcie_fair_share;
     /* GPU: a channel's thread block streams at the per-SM share of HBM */
     double h100_hbm_bw, a100_hbm_bw, b200_hbm_bw, other_hbm_bw;
     uint64_t h100_sm_count, a100_sm_count, b200_sm_count, other_sm_count;

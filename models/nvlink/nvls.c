@@ -286,9 +286,13 @@ static void on_head_store(nsim_sim *sim, nsim_piece *p)
 {
     nvls_group *g = p->ctx;
     uint32_t slot = (uint32_t)p->tag;
+    /* one copy of this piece down each GPU's link (mc_left counts the
+     * head's pieces) */
     for (uint32_t r = 0; r < g->n; r++)
-        if (send_pieces(g, &g->to_gpu[r], 1, p->bytes, on_multicast, g,
-                        slot | (uint64_t)r << 8, NULL) != NSIM_OK) {
+        if (nsim_fabric_send_pieces(g->env->fab, &g->to_gpu[r], 1, p->bytes,
+                                    g->env->params->stream_chunk_bytes,
+                                    on_multicast, g, slot | (uint64_t)r << 8,
+                                    NSIM_PIECE_MULTIMEM) != NSIM_OK) {
             nsim_sim_fail(sim, NSIM_ENOMEM, "nvls: out of memory");
             return;
         }

@@ -161,9 +161,18 @@ static void on_piece(nsim_sim *sim, nsim_piece *p)
             c->pieces_left[slot] =
                 nsim_fabric_stream_npieces(c->env->fab, bytes, chunk);
         }
-        if (nsim_fabric_send_stream(c->env->fab, c->read_path, c->nread, bytes,
-                                    chunk, on_piece, c, p->tag,
-                                    NSIM_PIECE_READ) != NSIM_OK)
+        /* a whole slice is a stream (cut as pieces_left counts it); a
+         * piece that landed is read back as it is */
+        int rc = c->shm_bytes != NULL
+                     ? nsim_fabric_send_stream(c->env->fab, c->read_path,
+                                               c->nread, bytes, chunk,
+                                               on_piece, c, p->tag,
+                                               NSIM_PIECE_READ)
+                     : nsim_fabric_send_pieces(c->env->fab, c->read_path,
+                                               c->nread, bytes, chunk,
+                                               on_piece, c, p->tag,
+                                               NSIM_PIECE_READ);
+        if (rc != NSIM_OK)
             nsim_sim_fail(sim, NSIM_ENOMEM, "p2p: out of memory");
         return;
     }

@@ -714,8 +714,11 @@ int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,
             uint64_t b = nsim_plan_wire_bytes(plan, op->bytes);
             for (uint32_t k = k0; k < k1; k++) {
                 uint32_t c = LANE_SEND(&l, k);
-                uint64_t n = b == 0 ? 1 : (b + unit[c] - 1) / unit[c];
                 int net = plan->conns[c].transport == NSIM_TRANSPORT_NET;
+                uint64_t piece =
+                    net ? unit[c]
+                        : nsim_fabric_stream_piece(params, b, unit[c]);
+                uint64_t n = b == 0 ? 1 : (b + piece - 1) / piece;
                 ev += (double)n * cost[c] +
                       (net ? EST_NET_SLICE_EVENTS : EST_LOCAL_SLICE_EVENTS);
             }

@@ -128,7 +128,7 @@ nsim_expect(cli.validate.calibrate_host 0
             CMD ${NCCLSIM} calibrate ${VD}/host-2core.json
                 ${VD}/host-2core-measured.json --fit host_core_copy_bw
                 -o vcal.json
-            OUT "host_core_copy_bw +1\\.04 GB/s +\\[0\\.13 GB/s, 26\\.22 GB/s\\] +0\\.74 GB/s")
+            OUT "host_core_copy_bw +1\\.15 GB/s +\\[0\\.13 GB/s, 30\\.05 GB/s\\] +0\\.74 GB/s")
 set_tests_properties(cli.validate.calibrate_host PROPERTIES
                      FIXTURES_SETUP vcal)
 nsim_expect(cli.validate.compare_calibrated 0

@@ -549,6 +549,7 @@ static nsim_time shm_slice_arrival(nsim_proto proto, uint64_t bytes)
     static const nsim_net_knobs knobs = NSIM_NET_KNOBS_DEFAULT;
     static const nsim_fault_plan none = {NULL, 0, {NSIM_FAILOVER_REBIND_QP}};
     nsim_params_defaults(&prm);
+    prm.stream_min_pieces = 1; /* 64 KiB pieces, as counted below */
     NSIM_ASSERT_OK(nsim_topo_load(SCEN "pcie-2gpu-nop2p.topo.json", &t, &err));
     nsim_plan_req q = {NSIM_COLL_ALLREDUCE, NSIM_ALGO_RING, proto, bytes, 4,
                        1, 1, 4u << 20, NSIM_CHANNEL_DEDICATED};

@@ -356,6 +356,69 @@ static void test_fifo_thread_block(void)
     rig_close(&r);
 }
 
+/* A shared port (nsim_fabric_set_fair), packet fidelity: inputs a and b
+ * share 10 GB/s from the start, c joins at 100 us and the three share it;
+ * a's second piece waits behind its first (FIFO within an input) and
+ * then has the port alone. By hand: a1, b and c end at 250 us (0.5 MB of
+ * a1 and b left at 100 us, then 0.5 MB each at 10/3 GB/s), a2 at 350 us;
+ * FIFO in arrival order would end a1 at 100 us. */
+static void test_fair_share_port(void)
+{
+    static uint32_t pa[2], pb[2], pc[2];
+    nsim_err err;
+    nsim_params p;
+    nsim_sim *sim;
+    nsim_topo *t;
+    nsim_fabric *f;
+    done_log d = {{0}, 0};
+    uint32_t port, a, b, c;
+    nsim_params_defaults(&p);
+    p.stream_min_pieces = 1; /* each stream one piece */
+    CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_topo_create("empty", &t, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_create(sim, t, &p, &f, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 10e9, 0, NSIM_WIRE_SYS,
+                                           &port) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_set_fair(f, port) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 1e18, 0, NSIM_WIRE_RAW, &a) ==
+                    NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 1e18, 0, NSIM_WIRE_RAW, &b) ==
+                    NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 1e18, 0, NSIM_WIRE_RAW, &c) ==
+                    NSIM_OK);
+    pa[0] = a, pb[0] = b, pc[0] = c;
+    pa[1] = pb[1] = pc[1] = port;
+    CU_ASSERT(nsim_fabric_send_stream(f, pa, 2, 1000000, 1000000, on_done,
+                                      &d, 0, 0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(f, pa, 2, 1000000, 1000000, on_done,
+                                      &d, 1, 0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(f, pb, 2, 1000000, 1000000, on_done,
+                                      &d, 2, 0) == NSIM_OK);
+    nsim_piece *late;
+    CU_ASSERT_FATAL(nsim_fabric_piece(f, &late) == NSIM_OK);
+    *late = (nsim_piece){.path = pc, .nhops = 2, .bytes = 500000,
+                         .done = on_done, .ctx = &d, .tag = 3,
+                         .start_delay = 100 * NSIM_PS_PER_US};
+    CU_ASSERT(nsim_fabric_send(f, late) == NSIM_OK);
+    /* at 1 us: a1, a2 and b in, drained by 300 us (FIFO's time too) */
+    CU_ASSERT(nsim_sim_run(sim, NSIM_PS_PER_US) == NSIM_OK);
+    CU_ASSERT(llabs((long long)nsim_fabric_free_at(f, port) -
+                    (long long)(300 * NSIM_PS_PER_US)) < 1000);
+    CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 4);
+    static const nsim_time want[4] = {250, 350, 250, 250};
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT(llabs((long long)d.at[k] -
+                        (long long)(want[k] * NSIM_PS_PER_US)) < 1000);
+    nsim_server_stats st = nsim_fabric_stats(f, port);
+    CU_ASSERT_EQUAL(st.bytes, 3500000);
+    CU_ASSERT(llabs((long long)st.busy_ps -
+                    (long long)(350 * NSIM_PS_PER_US)) < 1000);
+    nsim_fabric_destroy(f);
+    nsim_topo_destroy(t);
+    nsim_sim_destroy(sim);
+}
+
 /* ---- agreement with the packet model -------------------------------------- */
 
 typedef struct grid_stats {
@@ -594,6 +657,7 @@ CU_TestInfo nsim_test_flow[] = {
     {"maxmin_release_and_faults", test_maxmin_release_and_faults},
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
     {"fifo_thread_block", test_fifo_thread_block},
+    {"fair share: a port's inputs share it", test_fair_share_port},
     {"kept routes: counted, built again on a change", test_kept_routes},
     {"auto_picks", test_auto_picks},
     {"flow_agree", test_flow_agree},
