@@ -280,3 +280,11 @@ nsim_expect(cli.run.mnnvl_nvls 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/gb200-nvl-allreduce.json
                 --algo auto -b 64M -e 64M
             OUT "\n +67108864 [^\n]* NVLS/Simple +[0-9]+\n")
+
+# ports that share (params nvlink_fair_share, off by default): the one-host
+# ring at 16 MiB, 311.68 GB/s with FIFO ports (the golden file), is slower
+# with its 24 channels sharing each NVLink port
+nsim_expect(cli.run.nvlink_fair_share 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 16M -e 16M
+                --params ${NSIM_TESTS}/data/nvlink-fair.params.json
+            OUT "16777216 .* 302\\.36 ")
