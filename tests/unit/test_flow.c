@@ -416,6 +416,54 @@ static void test_fair_share_port(void)
     nsim_sim_destroy(sim);
 }
 
+/* A stream's pieces: at least stream_min_pieces of whole 4 KiB, at most
+ * stream_chunk_bytes each; counted as sent. */
+static void test_stream_min_pieces(void)
+{
+    nsim_params p;
+    nsim_params_defaults(&p);
+    const uint64_t chunk = 65536;
+    p.stream_min_pieces = 4;
+    CU_ASSERT_EQUAL(nsim_fabric_stream_piece(&p, 1u << 20, chunk), chunk);
+    CU_ASSERT_EQUAL(nsim_fabric_stream_piece(&p, 256u << 10, chunk), chunk);
+    /* 128 KiB: four of 32 KiB; 10,000 B: 2,500 rounds up to 4 KiB */
+    CU_ASSERT_EQUAL(nsim_fabric_stream_piece(&p, 128u << 10, chunk),
+                    32768);
+    CU_ASSERT_EQUAL(nsim_fabric_stream_piece(&p, 10000, chunk), 4096);
+    CU_ASSERT_EQUAL(nsim_fabric_npieces(10000, 4096), 3);
+    /* at most one 4 KiB piece: as it was */
+    CU_ASSERT_EQUAL(nsim_fabric_stream_piece(&p, 4096, chunk), chunk);
+    CU_ASSERT_EQUAL(nsim_fabric_stream_piece(&p, 0, chunk), chunk);
+    p.stream_min_pieces = 1;
+    CU_ASSERT_EQUAL(nsim_fabric_stream_piece(&p, 10000, chunk), chunk);
+
+    /* a packet-level fabric sends and counts the same pieces */
+    nsim_err err;
+    nsim_sim *sim;
+    nsim_topo *t;
+    nsim_fabric *f;
+    done_log d = {{0}, 0};
+    static uint32_t path[1];
+    p.stream_min_pieces = 4;
+    CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_topo_create("empty", &t, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_create(sim, t, &p, &f, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 10e9, 0, NSIM_WIRE_RAW,
+                                           &path[0]) == NSIM_OK);
+    CU_ASSERT_EQUAL(nsim_fabric_stream_npieces(f, 100000, chunk), 4);
+    CU_ASSERT(nsim_fabric_send_stream(f, path, 1, 100000, chunk, on_done, &d,
+                                      0, 0) == NSIM_OK);
+    /* passed on as they are: one piece */
+    CU_ASSERT(nsim_fabric_send_pieces(f, path, 1, 30000, chunk, on_done, &d,
+                                      1, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 5);
+    CU_ASSERT_EQUAL(nsim_fabric_stats(f, path[0]).pieces, 5);
+    nsim_fabric_destroy(f);
+    nsim_topo_destroy(t);
+    nsim_sim_destroy(sim);
+}
+
 /* ---- agreement with the packet model -------------------------------------- */
 
 typedef struct grid_stats {
@@ -654,6 +702,7 @@ CU_TestInfo nsim_test_flow[] = {
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
     {"fifo_thread_block", test_fifo_thread_block},
     {"fair share: a port's inputs share it", test_fair_share_port},
+    {"streams: at least stream_min_pieces pieces", test_stream_min_pieces},
     {"kept routes: counted, built again on a change", test_kept_routes},
     {"auto_picks", test_auto_picks},
     {"flow_agree", test_flow_agree},
