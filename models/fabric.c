@@ -663,9 +663,9 @@ int nsim_fabric_send_stream(nsim_fabric *f, const uint32_t *path,
                             nsim_piece_fn *done, void *ctx, uint64_t tag,
                             uint32_t hdr_flags)
 {
-    return nsim_fabric_send_pieces(
-        f, path, nhops, bytes, nsim_fabric_stream_piece(f->params, bytes, chunk),
-        done, ctx, tag, hdr_flags);
+    uint64_t piece = nsim_fabric_stream_piece(f->params, bytes, chunk);
+    return nsim_fabric_send_pieces(f, path, nhops, bytes, piece, done, ctx,
+                                   tag, hdr_flags);
 }
 
 int nsim_fabric_send_pieces(nsim_fabric *f, const uint32_t *path,
@@ -766,8 +766,10 @@ nsim_flownet_counters nsim_fabric_flow_counters(const nsim_fabric *f)
 uint32_t nsim_fabric_stream_npieces(const nsim_fabric *f, uint64_t bytes,
                                     uint64_t chunk)
 {
-    return f->flow != NULL ? 1 : nsim_fabric_npieces(
-                                 bytes, nsim_fabric_stream_piece(f->params, bytes, chunk));
+    if (f->flow != NULL)
+        return 1;
+    uint64_t piece = nsim_fabric_stream_piece(f->params, bytes, chunk);
+    return nsim_fabric_npieces(bytes, piece);
 }
 
 int nsim_fabric_send_unit(nsim_fabric *f, nsim_piece *p, uint64_t unit,
