@@ -447,6 +447,20 @@ static void fair_advance(fair_server *fs, const server *s, nsim_time now)
 
 static void on_fair_leave(nsim_sim *sim, nsim_event *ev);
 
+/* The busy input whose waiting job has the earliest tag (the first of
+ * equal ones), as an index into fs->busy; fs->nbusy > 0. */
+static uint32_t fair_earliest(const fair_server *fs)
+{
+    uint32_t first = 0;
+    for (uint32_t i = 1; i < fs->nbusy; i++) {
+        const fair_input *a = &fs->in[fs->busy[i]];
+        const fair_input *b = &fs->in[fs->busy[first]];
+        if (a->q[a->head].tag < b->q[b->head].tag)
+            first = i;
+    }
+    return first;
+}
+
 /* (Re)arms the departure of the earliest tag, after the busy inputs or the
  * rate changed. fs->v is up to date (fair_advance at now). */
 static int fair_arm(nsim_fabric *f, fair_server *fs)
@@ -457,13 +471,8 @@ static int fair_arm(nsim_fabric *f, fair_server *fs)
     }
     if (fs->nbusy == 0)
         return NSIM_OK;
-    double tag = 0;
-    for (uint32_t i = 0; i < fs->nbusy; i++) {
-        const fair_input *in = &fs->in[fs->busy[i]];
-        double t = in->q[in->head].tag;
-        if (i == 0 || t < tag)
-            tag = t;
-    }
+    const fair_input *in = &fs->in[fs->busy[fair_earliest(fs)]];
+    double tag = in->q[in->head].tag;
     double rate = f->servers[fs->id].bw * 1e-12; /* bytes a ps */
     if (!(rate > 0))
         return NSIM_OK; /* stopped until a rate is set (set_bw) */
@@ -512,8 +521,8 @@ static int fair_add(nsim_fabric *f, uint32_t id, nsim_piece *p, uint64_t key,
         return NSIM_ENOMEM;
     if (in->len == in->cap) {
         uint32_t cap = in->cap ? in->cap * 2 : 4;
-        if (nsim_sim_charge(f->sim, (size_t)in->cap * sizeof *in->q) !=
-            NSIM_OK)
+        if (nsim_sim_charge(f->sim, (size_t)(cap - in->cap) *
+                                        sizeof *in->q) != NSIM_OK)
             return NSIM_EBUDGET;
         fair_job *q = malloc(cap * sizeof *q);
         if (q == NULL)
@@ -543,13 +552,7 @@ static void on_fair_leave(nsim_sim *sim, nsim_event *ev)
     const server *s = &f->servers[id];
     fs->armed = 0;
     fair_advance(fs, s, nsim_sim_now(sim));
-    uint32_t first = 0;
-    for (uint32_t i = 1; i < fs->nbusy; i++) {
-        const fair_input *a = &fs->in[fs->busy[i]];
-        const fair_input *b = &fs->in[fs->busy[first]];
-        if (a->q[a->head].tag < b->q[b->head].tag)
-            first = i;
-    }
+    uint32_t first = fair_earliest(fs);
     fair_input *in = &fs->in[fs->busy[first]];
     fair_job j = in->q[in->head];
     if (fs->v < j.tag)
@@ -718,18 +721,16 @@ uint32_t nsim_fabric_ndown(const nsim_fabric *f) { return f->ndown; }
 
 void nsim_fabric_set_bw(nsim_fabric *f, uint32_t id, double bw)
 {
-    fair_server *fs = f->cold[id].fair;
-    if (fs != NULL && f->flow == NULL) {
-        /* what was served at the old rate, then the new departure */
+    /* a shared server: what it served at the old rate, then the new
+     * departure */
+    fair_server *fs = f->flow == NULL ? f->cold[id].fair : NULL;
+    if (fs != NULL)
         fair_advance(fs, &f->servers[id], nsim_sim_now(f->sim));
-        f->servers[id].bw = bw * f->cold[id].efficiency;
-        if (fair_arm(f, fs) != NSIM_OK)
-            nsim_sim_fail(f->sim, NSIM_ENOMEM, "fabric: out of memory");
-        return;
-    }
     f->servers[id].bw = bw * f->cold[id].efficiency;
     if (f->flow != NULL)
         nsim_flownet_changed(f->flow, id);
+    else if (fs != NULL && fair_arm(f, fs) != NSIM_OK)
+        nsim_sim_fail(f->sim, NSIM_ENOMEM, "fabric: out of memory");
 }
 
 void nsim_fabric_set_down(nsim_fabric *f, uint32_t id, int down)

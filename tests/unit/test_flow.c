@@ -411,6 +411,18 @@ static void test_fair_share_port(void)
     CU_ASSERT_EQUAL(st.bytes, 3500000);
     CU_ASSERT(llabs((long long)st.busy_ps -
                     (long long)(350 * NSIM_PS_PER_US)) < 1000);
+
+    /* a rate changed midway: 1 MB from a alone, half of it served by
+     * 400 us (at 350 us + 50 us of 10 GB/s), the rest at 5 GB/s: 500 us */
+    d = (done_log){{0}, 0};
+    CU_ASSERT(nsim_fabric_send_stream(f, pa, 2, 1000000, 1000000, on_done,
+                                      &d, 0, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(sim, 400 * NSIM_PS_PER_US) == NSIM_OK);
+    nsim_fabric_set_bw(f, port, 5e9);
+    CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 1);
+    CU_ASSERT(llabs((long long)d.at[0] -
+                    (long long)(500 * NSIM_PS_PER_US)) < 1000);
     nsim_fabric_destroy(f);
     nsim_topo_destroy(t);
     nsim_sim_destroy(sim);
