@@ -316,6 +316,51 @@ static void test_falling_rate_moves_end(void)
     rig_close(&r);
 }
 
+/* A bottleneck left with a little room is still one: L (9 GB/s) carries
+ * A (also over P), B (1 MB) and C (4 MB) at 3 GB/s each. At 10 us G
+ * joins P (5.998 GB/s) over Q (3.003): P now limits A and G to 2.999,
+ * a fall of 0.03 % that is not passed on (flow.c PROPAGATE_REL), so B
+ * and C keep 3 and L has 0.001 GB/s spare. When B ends (333.3 us), C
+ * takes what L has left: 9 - 2.999 = 6.001 GB/s, its last 3 MB in
+ * 499.9 us, ending at 833.2 us. (The solver once took a server with any
+ * room for one that limits nothing, and left C at 3 GB/s to 1,333 us.) */
+static void test_bottleneck_with_room(void)
+{
+    rig r;
+    done_log d = {{0}, 0};
+    uint32_t l, p, q;
+    static uint32_t pa[2], pl[1], pg[2];
+    rig_open(&r);
+    nsim_sim *sim = r.sim;
+    nsim_fabric *f = r.f;
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 9e9, 0, NSIM_WIRE_SYS, &l) ==
+                    NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 5.998e9, 0, NSIM_WIRE_SYS,
+                                           &p) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(f, 3.003e9, 0, NSIM_WIRE_SYS,
+                                           &q) == NSIM_OK);
+    pa[0] = l;
+    pa[1] = p;
+    pl[0] = l;
+    pg[0] = p;
+    pg[1] = q;
+    CU_ASSERT(nsim_fabric_send_stream(f, pa, 2, 10000000, 1, on_done, &d, 0,
+                                      0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(f, pl, 1, 1000000, 1, on_done, &d, 1,
+                                      0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(f, pl, 1, 4000000, 1, on_done, &d, 2,
+                                      0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(sim, 10000000) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(f, pg, 2, 10000000, 1, on_done, &d, 3,
+                                      0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 4);
+    CU_ASSERT(llabs((long long)d.at[1] - 333333333) < 1000);
+    /* 1 MB at 3 GB/s, then 3 MB at 6.001 GB/s */
+    CU_ASSERT(llabs((long long)d.at[2] - (333333333 + 499916681)) < 1000);
+    rig_close(&r);
+}
+
 /* A thread block (a raw server first on the path) is a FIFO per path, as
  * in the packet model: two 1 MB slices of one connection through a 10
  * GB/s block pass one after the other, while a third to another link
@@ -725,6 +770,7 @@ CU_TestInfo nsim_test_flow[] = {
     {"maxmin_three_flows", test_maxmin_three_flows},
     {"maxmin_release_and_faults", test_maxmin_release_and_faults},
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
+    {"a bottleneck with a little room left", test_bottleneck_with_room},
     {"fifo_thread_block", test_fifo_thread_block},
     {"fair share: a port's inputs share it", test_fair_share_port},
     {"streams: at least stream_min_pieces pieces", test_stream_min_pieces},
