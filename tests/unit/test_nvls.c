@@ -137,6 +137,40 @@ static void test_traffic_and_speed(void)
     nsim_topo_destroy(t);
 }
 
+/* In flow fidelity NVLS busbw rises with the size, as the ports' share
+ * of the run's fixed costs falls. Without NVLink responses the solver
+ * once left each GPU's up link at 56 % from 1 GiB on (a bottleneck with
+ * 0.1 % spare taken for one with room: docs/fidelity.md): 417, 434 and
+ * 297 GB/s at 64 MiB, 256 MiB and 1 GiB. */
+static void test_flow_rises_with_size(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    prm.nvlink_response_bytes = 0;
+    double prev = 0;
+    for (uint64_t bytes = 64u << 20; bytes <= 1u << 30; bytes <<= 2) {
+        nsim_plan *p = NULL;
+        nsim_plan_req r = req_of(NSIM_ALGO_NVLS, bytes, 0);
+        NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+        nsim_exec_opts o = {.seed = 1, .fidelity = NSIM_FIDELITY_FLOW};
+        nsim_exec_result res;
+        NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
+        double busbw = (double)bytes / ((double)res.time_ps / 1e12) / 1e9 *
+                       2 * 7 / 8;
+        if (!(busbw > 0.98 * prev))
+            fprintf(stderr, "\n  flow NVLS %llu B: %.2f GB/s after %.2f\n",
+                    (unsigned long long)bytes, busbw, prev);
+        CU_ASSERT(busbw > 0.98 * prev);
+        prev = busbw;
+        nsim_exec_result_free(&res);
+        nsim_plan_destroy(p);
+    }
+    nsim_topo_destroy(t);
+}
+
 /* n H100s on one NVLS-capable NVSwitch (18 NVLinks each) and a CPU. */
 static nsim_topo *h100_switch(uint32_t n)
 {
@@ -262,6 +296,7 @@ CU_TestInfo nsim_test_nvls[] = {
     {"traffic S + S/8 per link direction; faster than ring",
      test_traffic_and_speed},
     {"tuner: NCCL's NVLS model and picks, refusals", test_tuner},
+    {"flow: busbw rises with the size", test_flow_rises_with_size},
     {"algbw x (1 + 1/n) constant over 5..8 GPUs (NCCL #1455)",
      test_scaling_with_gpus},
     CU_TEST_INFO_NULL,
