@@ -890,6 +890,26 @@ static void recompute(nsim_flownet *fn)
     fn->ndirty = 0;
 }
 
+/* flow_check: every flow on some saturated server (each flow counted
+ * once, at its first use). */
+static void check_maxmin(nsim_flownet *fn)
+{
+    for (uint32_t i = 0; i < fn->ns; i++) {
+        const srv *s = &fn->s[i];
+        const ref *r = sc_of(fn, s)->r;
+        for (uint32_t k = 0; k < s->n; k++) {
+            const flow *f = r[k].f;
+            if (r[k].u != 0)
+                continue;
+            uint32_t u = 0;
+            while (u < f->nuse && !saturated(&fn->s[f->use[u].srv]))
+                u++;
+            fn->st.checked++;
+            fn->st.below += u == f->nuse;
+        }
+    }
+}
+
 static void on_recompute(nsim_sim *sim, nsim_event *ev)
 {
     nsim_flownet *fn = ev->target;
@@ -897,6 +917,8 @@ static void on_recompute(nsim_sim *sim, nsim_event *ev)
     release_ends(fn); /* marks while pending: no new recompute event */
     fn->pending = 0;
     recompute(fn);
+    if (fn->p->flow_check)
+        check_maxmin(fn);
 }
 
 /* ---- starting flows ---------------------------------------------------------- */

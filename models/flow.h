@@ -66,6 +66,9 @@ void nsim_flownet_changed(nsim_flownet *fn, uint32_t server);
 typedef struct nsim_flownet_counters {
     uint64_t flows, delays, recomputes, visited;
     uint64_t twins; /* flows that took an ended one's place and rate */
+    /* with nsim_params.flow_check: flows looked at after each recompute,
+     * and those of them with no saturated server (below max-min) */
+    uint64_t checked, below;
 } nsim_flownet_counters;
 nsim_flownet_counters nsim_flownet_get_counters(const nsim_flownet *fn);
 /* The counters of the fabric's flow solver (all 0 in packet fidelity). */

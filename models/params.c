@@ -181,6 +181,11 @@ const nsim_param_info nsim_param_table[] = {
       "and 8; 1,024-GPU NVLSTree 1 GiB within 0.02 % of 4, 64 hosts "
       "256 MiB within 0.4 %, for about a quarter less CPU; "
       "docs/fidelity.md)"),
+    P(flow_check, COUNT, "0",
+      "diagnostic, not a model: 1 checks after every recompute that each "
+      "flow has a saturated server (within 0.1 %), as max-min requires, "
+      "and counts those that have none (`run --timing`: \"below "
+      "max-min\"); it reads every flow each time, so runs take longer"),
     P(flow_auto_packets, COUNT, "30000000",
       "solver setting: --fidelity auto runs flow when the packet model "
       "would move more than this many MTU packets and stream pieces "
@@ -264,6 +269,7 @@ static const param_range range_overrides[] = {
     /* flow fidelity: at least one pass; auto from one packet to 10^15 */
     {"flow_control_bytes", 0, 65536, "0 .. 64 KiB"},
     {"flow_passes", 1, 64, "1 .. 64 passes"},
+    {"flow_check", 0, 1, "0 .. 1 (off, on)"},
     {"flow_auto_packets", 1, 1e15, "1 .. 10^15 packets"},
     {NULL, 0, 0, NULL},
 };

@@ -76,6 +76,7 @@ typedef struct nsim_params {
     /* flow fidelity (models/flow.h) */
     uint64_t flow_control_bytes; /* pieces this small are delays only */
     uint64_t flow_passes;        /* recompute passes per change */
+    uint64_t flow_check;         /* 1: count flows left below max-min */
     uint64_t flow_auto_packets;  /* --fidelity auto: flow above this */
     /* host backend (validate): a CPU core as a rank */
     double host_core_copy_bw;

@@ -387,6 +387,11 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                     (unsigned long long)r->flow.twins,
                     (unsigned long long)r->flow.recomputes,
                     (unsigned long long)r->flow.visited);
+        if (r->flow.checked > 0)
+            fprintf(stderr, " (flow_check: %llu of %llu flows looked at "
+                            "after a recompute below max-min)",
+                    (unsigned long long)r->flow.below,
+                    (unsigned long long)r->flow.checked);
         const nsim_fold_info *f = &r->fold;
         if (f->played < f->hosts) {
             if (f->phantom_conns > 0)

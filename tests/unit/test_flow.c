@@ -323,7 +323,8 @@ static void test_falling_rate_moves_end(void)
  * and C keep 3 and L has 0.001 GB/s spare. When B ends (333.3 us), C
  * takes what L has left: 9 - 2.999 = 6.001 GB/s, its last 3 MB in
  * 499.9 us, ending at 833.2 us. (The solver once took a server with any
- * room for one that limits nothing, and left C at 3 GB/s to 1,333 us.) */
+ * room for one that limits nothing, and left C at 3 GB/s to 1,333 us;
+ * flow_check then counts C below max-min.) */
 static void test_bottleneck_with_room(void)
 {
     rig r;
@@ -331,6 +332,7 @@ static void test_bottleneck_with_room(void)
     uint32_t l, p, q;
     static uint32_t pa[2], pl[1], pg[2];
     rig_open(&r);
+    r.p.flow_check = 1; /* the solver reads its params as it runs */
     nsim_sim *sim = r.sim;
     nsim_fabric *f = r.f;
     CU_ASSERT_FATAL(nsim_fabric_add_server(f, 9e9, 0, NSIM_WIRE_SYS, &l) ==
@@ -358,6 +360,10 @@ static void test_bottleneck_with_room(void)
     CU_ASSERT(llabs((long long)d.at[1] - 333333333) < 1000);
     /* 1 MB at 3 GB/s, then 3 MB at 6.001 GB/s */
     CU_ASSERT(llabs((long long)d.at[2] - (333333333 + 499916681)) < 1000);
+    /* and flow_check saw every flow on a saturated server throughout */
+    nsim_flownet_counters fc = nsim_fabric_flow_counters(f);
+    CU_ASSERT(fc.checked >= 8);
+    CU_ASSERT_EQUAL(fc.below, 0);
     rig_close(&r);
 }
 
