@@ -281,18 +281,18 @@ nsim_expect(cli.run.mnnvl_nvls 0
                 --algo auto -b 64M -e 64M
             OUT "\n +67108864 [^\n]* NVLS/Simple +[0-9]+\n")
 
-# ports that share (params nvlink_fair_share, off by default): the one-host
-# ring at 16 MiB, 311.68 GB/s with FIFO ports (the golden file), is slower
-# with its 24 channels sharing each NVLink port
 # flow_check counts, in --timing, the flows left with no saturated server
 # after a recompute: none in NVLS AllReduce 256 MiB without NVLink
 # responses (before the fix of docs/fidelity.md, 2026-12-06 tenth
-# session, a third of them from 1 GiB on)
+# session, 38 % of them from 1 GiB on)
 nsim_expect(cli.run.flow_check 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 256M -e 256M
                 --algo NVLS --fidelity flow --timing
                 --params ${NSIM_TESTS}/data/flow-check.params.json
             ERR "flow_check: 0 of [1-9][0-9]* flows looked at after a recompute below max-min")
+# ports that share (params nvlink_fair_share, off by default): the one-host
+# ring at 16 MiB, 311.68 GB/s with FIFO ports (the golden file), is slower
+# with its 24 channels sharing each NVLink port
 nsim_expect(cli.run.nvlink_fair_share 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 16M -e 16M
                 --params ${NSIM_TESTS}/data/nvlink-fair.params.json
