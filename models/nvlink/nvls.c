@@ -8,13 +8,14 @@
  * each GPU's scatter lane streams its part of chunk k through its thread
  * block and up its NVLink ports to the switch; when the parts of all
  * GPUs have arrived the switch reduces them and the result of chunk k
- * goes to its head GPU (k mod nHeads: multimem.ld_reduce returns it on
- * the head's down link), the head stores it back to the multicast
- * address (its up link), and the switch multicasts it: one copy down
- * every GPU's link. So each GPU's links carry S + S/nHeads per
- * direction for an S-byte AllReduce, against 2(n-1)/n S for a ring. The
- * chunk is visible to a GPU when its multicast copy has landed; a slot
- * returns to every scatter lane when every GPU has gathered the chunk.
+ * goes to its head GPU ((k + channel) mod nHeads, nsim_plan_nvls_head:
+ * multimem.ld_reduce returns it on the head's down link), the head
+ * stores it back to the multicast address (its up link), and the switch
+ * multicasts it: one copy down every GPU's link. So each GPU's links
+ * carry S + S/nHeads per direction for an S-byte AllReduce, against
+ * 2(n-1)/n S for a ring. The chunk is visible to a GPU when its
+ * multicast copy has landed; a slot returns to every scatter lane when
+ * every GPU has gathered the chunk.
  * NVLSTree (several hosts): one group per channel and host; the reduced
  * chunk goes down to its head only (connection NSIM_NVLS_REDUCED), the
  * head's thread block takes it through the tree between hosts (NET),
@@ -74,6 +75,7 @@ struct nvls_group {
     uint8_t up_freed[SLOTS];
     uint64_t up_next;
     nsim_time credit_lat;
+    uint32_t channel;        /* which head reduces a chunk depends on it */
 };
 
 typedef struct nvls_shared {
@@ -106,9 +108,11 @@ static int switch_link(nsim_topo *t, uint32_t gpu, uint32_t *up,
 
 /* A group of the n GPUs ranks[0..n-1] of one host. */
 static int group_init(nvls_group *g, const nsim_xport_env *env,
-                      const uint32_t *ranks, uint32_t n, nsim_err *err)
+                      uint32_t channel, const uint32_t *ranks, uint32_t n,
+                      nsim_err *err)
 {
     g->env = env;
+    g->channel = channel;
     g->n = n;
     g->heads = env->plan->nvls_heads;
     g->tree = env->plan->req.algo == NSIM_ALGO_NVLSTREE;
@@ -214,7 +218,8 @@ static int nvls_setup(void *shared, const nsim_xport_env *env, uint32_t conn,
     uint32_t x = sh->host[pc->from];
     c->g = &sh->groups[pc->channel * sh->nhosts + x];
     if (c->g->env == NULL) {
-        int rc = group_init(c->g, env, &sh->host_ranks[sh->host_start[x]],
+        int rc = group_init(c->g, env, pc->channel,
+                            &sh->host_ranks[sh->host_start[x]],
                             sh->host_start[x + 1] - sh->host_start[x], err);
         if (rc != NSIM_OK) {
             free(c);
@@ -272,8 +277,12 @@ static void on_multicast(nsim_sim *sim, nsim_piece *p)
     if (--g->mc_left[slot * g->n + r] != 0)
         return;
     nvls_conn *d = g->down[r];
-    /* NVLSTree: slot h x SLOTS + (j mod SLOTS) holds chunk j x H + h */
-    d->landed[g->tree ? slot % SLOTS * g->heads + slot / SLOTS : slot] = 1;
+    /* NVLSTree: slot h x SLOTS + (j mod SLOTS) holds head h's j-th chunk,
+     * chunk j x H + its part */
+    d->landed[g->tree ? slot % SLOTS * g->heads +
+                            nsim_plan_nvls_part(g->env->plan, g->channel,
+                                                slot / SLOTS)
+                      : slot] = 1;
     while (d->landed[d->delivered % g->win]) {
         d->landed[d->delivered++ % g->win] = 0;
         g->env->arrived(g->env->exec, d->conn);
@@ -312,7 +321,8 @@ static void on_reduced(nsim_sim *sim, nsim_piece *p)
  * to the head, whose thread block takes it on. */
 static int reduce(nvls_group *g, uint32_t slot)
 {
-    uint32_t head = (uint32_t)(g->seq[slot] % g->heads), np;
+    uint32_t head = nsim_plan_nvls_head(g->env->plan, g->channel,
+                                        g->seq[slot]), np;
     uint64_t chunk = g->env->params->stream_chunk_bytes, b = g->bytes[slot];
     if (g->tree) {
         nvls_conn *red = g->red[head];
@@ -381,12 +391,14 @@ static void on_store_credit(nsim_sim *sim, nsim_event *ev)
     g->env->credit(g->env->exec, g->store[ev->arg.u64]->conn);
 }
 
-/* NVLSTree: the head has taken its j-th reduced chunk (chunk j x H + h)
- * from the switch: its up slot is free; slots return in scatter order. */
+/* NVLSTree: the head has taken its j-th reduced chunk (chunk j x H + its
+ * part) from the switch: its up slot is free; slots return in scatter
+ * order. */
 static int red_consumed(nvls_conn *c)
 {
     nvls_group *g = c->g;
-    uint32_t slot = (uint32_t)((c->consumed++ * g->heads + c->rank) % SLOTS);
+    uint32_t part = nsim_plan_nvls_part(g->env->plan, g->channel, c->rank);
+    uint32_t slot = (uint32_t)((c->consumed++ * g->heads + part) % SLOTS);
     g->contrib[slot] = 0;
     g->up_freed[slot] = 1;
     while (g->up_freed[g->up_next % SLOTS]) {
@@ -397,13 +409,13 @@ static int red_consumed(nvls_conn *c)
     return NSIM_OK;
 }
 
-/* NVLSTree: a GPU has gathered chunk k (head k mod H); once every GPU
- * has, the head's down slot returns to its store. */
+/* NVLSTree: a GPU has gathered chunk k (of head nsim_plan_nvls_head);
+ * once every GPU has, the head's down slot returns to its store. */
 static int tree_gathered(nvls_conn *c)
 {
     nvls_group *g = c->g;
     uint64_t k = c->consumed++;
-    uint32_t h = (uint32_t)(k % g->heads);
+    uint32_t h = nsim_plan_nvls_head(g->env->plan, g->channel, k);
     uint32_t slot = h * SLOTS + (uint32_t)(k / g->heads % SLOTS);
     if (++g->gathered[slot] < g->n)
         return NSIM_OK;

@@ -8,10 +8,11 @@
  * Models: nvlsChannels thread blocks per GPU (16 sm90, 24 sm100), every
  * GPU a head (min(32, nGPUs) heads); per channel loops of nHeads chunks
  * (chunk 128 KiB, NCCL_NVLS_CHUNKSIZE, cut to 64/32/16 KiB when the size
- * is under 64/8/2 x channels x heads x chunk); chunk h of a loop is head
- * h's part. Per rank and channel a scatter lane (sends every chunk up to
- * the switch) and a gather lane (receives every reduced chunk and copies
- * it out) sharing one thread block, with an up and a down connection.
+ * is under 64/8/2 x channels x heads x chunk); chunk k of channel c's
+ * loops is head (k + c) mod heads's part (nsim_plan_nvls_head). Per
+ * rank and channel a scatter lane (sends every chunk up to the switch)
+ * and a gather lane (receives every reduced chunk and copies it out)
+ * sharing one thread block, with an up and a down connection.
  * NVLSTree (several hosts, nccl-internals 3.3, 6.3): the same NVLS
  * groups per host (every GPU a head, heads = GPUs per host); per rank
  * and channel two more lanes on the same thread block: tree up (the
@@ -43,6 +44,17 @@ uint32_t nsim_plan_req_nvls_channels(nsim_topo *t, const nsim_plan_req *req)
                                : nsim_plan_nvls_channels(t);
 }
 
+uint32_t nsim_plan_nvls_head(const nsim_plan *p, uint32_t c, uint64_t k)
+{
+    return (uint32_t)((k + c) % p->nvls_heads);
+}
+
+uint32_t nsim_plan_nvls_part(const nsim_plan *p, uint32_t c, uint32_t h)
+{
+    uint32_t H = p->nvls_heads;
+    return (h + H - c % H) % H;
+}
+
 /* NCCL_NVLS_CHUNKSIZE (128 KiB by default, nccl 3.3, 9), at most a
  * buffer slot (buffsize / NCCL_STEPS), where NCCL's chunk starts. */
 static uint64_t nvls_base_chunk(const nsim_plan *p)
@@ -66,9 +78,9 @@ static uint64_t nvls_chunk(const nsim_plan *p)
     return ch;
 }
 
-/* The ops of heads [h0, h1) on channel c: every loop gives head h the
- * chunk at h x chunk (op index loop x heads + h), empty past the end. */
-static int chunk_ops(const nsim_plan *p, uint32_t c, uint32_t h0, uint32_t h1,
+/* The ops of chunks [k0, k1) of every loop on channel c: chunk k at k x
+ * chunk (op index loop x heads + k), empty past the end. */
+static int chunk_ops(const nsim_plan *p, uint32_t c, uint32_t k0, uint32_t k1,
                      uint8_t prim, nsim_plan_lane *l)
 {
     op_buf b = nsim__plan_ops(p);
@@ -77,12 +89,12 @@ static int chunk_ops(const nsim_plan *p, uint32_t c, uint32_t h0, uint32_t h1,
     uint64_t off = 0;
     uint32_t loop = 0;
     do {
-        for (uint32_t h = h0; h < h1; h++) {
-            uint64_t o = off + h * cc;
+        for (uint32_t k = k0; k < k1; k++) {
+            uint64_t o = off + k * cc;
             int64_t ne = o >= count ? 0
                          : (int64_t)(count - o < cc ? count - o : cc);
-            if (nsim__plan_push_chunk(p, &b, prim, (uint16_t)h,
-                                      loop * H + h, o, ne,
+            if (nsim__plan_push_chunk(p, &b, prim, (uint16_t)k,
+                                      loop * H + k, o, ne,
                                       p->chan_offset[c]) != NSIM_OK) {
                 free(b.ops);
                 return NSIM_ENOMEM;
@@ -172,11 +184,13 @@ static uint64_t nvlstree_chunk(const nsim_plan *p)
     return ch;
 }
 
-/* The ops of head h on channel c: its own chunk of every loop. */
+/* The ops of head h on channel c: its own chunk of every loop
+ * (nsim_plan_nvls_part). */
 static int head_ops(const nsim_plan *p, uint32_t c, uint32_t h, uint8_t prim,
                     nsim_plan_lane *l)
 {
-    return chunk_ops(p, c, h, h + 1, prim, l);
+    uint32_t k = nsim_plan_nvls_part(p, c, h);
+    return chunk_ops(p, c, k, k + 1, prim, l);
 }
 
 /* The hosts an NVLSTree plan plays: all, or (req.fold_tree) those that

@@ -217,8 +217,9 @@ typedef struct nsim_plan {
     nsim_plan_lane *lanes;
     uint32_t nlanes;
     uint32_t parts_per_peer; /* SendRecv / AllToAll: channels per peer */
-    /* NVLS: heads (each owns one chunk of every loop); a channel's
-     * connections are, per rank, [up to the switch, down from it]. */
+    /* NVLS: heads (each owns one chunk of every loop, which one:
+     * nsim_plan_nvls_head); a channel's connections are, per rank, [up
+     * to the switch, down from it]. */
     uint32_t nvls_heads;
     /* fold_tree: hosts planned (nhosts when the tree did not fold) and
      * connections whose far side is a phantom */
@@ -273,6 +274,18 @@ uint32_t nsim_plan_nvls_channels(nsim_topo *topo);
  * topology's (nsim_plan_nvls_channels). */
 uint32_t nsim_plan_req_nvls_channels(nsim_topo *topo,
                                      const nsim_plan_req *req);
+
+/* NVLS and NVLSTree: the head (a GPU's index in its host) that reduces
+ * chunk k of channel c's loops (k counts the chunks of every loop in
+ * order), and the chunk of each loop that head h takes: (k + c) mod
+ * heads. NCCL's heads reduce their parts of a loop at once (every head
+ * its part of each scatter step, nccl-internals 6.3); the scatter lanes
+ * here send a loop's parts one after another, so channels in step
+ * would all have one head reduce at a time, its links carrying every
+ * channel's reduced chunk while the other heads' idle. Starting each
+ * channel's turn at its own head spreads them as NCCL's loops do. */
+uint32_t nsim_plan_nvls_head(const nsim_plan *p, uint32_t c, uint64_t k);
+uint32_t nsim_plan_nvls_part(const nsim_plan *p, uint32_t c, uint32_t h);
 
 /* Channel count NCCL would use on this topology (nccl 2.2, 2.5). */
 uint32_t nsim_plan_default_channels(nsim_topo *topo);

@@ -78,6 +78,21 @@ static void check_counts(nsim_topo *t, uint32_t hosts, uint64_t S,
         CU_ASSERT_EQUAL(b, S / 128);
     }
     CU_ASSERT_EQUAL(net, 2 * (hosts - 1) * 16 * 8);
+    /* head i's tree lanes (lane 2 of its four) on channel c take chunk
+     * (i - c) mod 8 of every loop: the channels' heads take turns from
+     * their own head, not all from head 0 */
+    for (uint32_t c = 0; c < 16; c++)
+        for (uint32_t i = 0; i < 8; i++) {
+            const nsim_plan_lane *l = &p->lanes[((c * hosts) * 8 + i) * 4 + 2];
+            uint32_t part = (i + 8 - c % 8) % 8;
+            CU_ASSERT_EQUAL(nsim_plan_nvls_part(p, c, i), part);
+            CU_ASSERT(l->nops > 0);
+            for (uint32_t k = 0; k < l->nops; k++) {
+                const nsim_plan_op *op = nsim_plan_lane_op(l, k);
+                CU_ASSERT_EQUAL(op->chunk % 8, part);
+                CU_ASSERT_EQUAL(nsim_plan_nvls_head(p, c, op->chunk), i);
+            }
+        }
     nsim_plan_destroy(p);
 }
 
