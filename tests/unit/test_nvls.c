@@ -46,6 +46,16 @@ static void test_plan_counts(void)
         CU_ASSERT_EQUAL(b, 4u << 20);
         CU_ASSERT_EQUAL(p->conns[i].transport, NSIM_TRANSPORT_NVLS);
     }
+    /* the head of channel c's chunk k: (k + c) mod heads, and the chunk
+     * of a loop head h takes, its inverse */
+    for (uint32_t c = 0; c < p->nchannels; c++)
+        for (uint32_t h = 0; h < 8; h++) {
+            uint32_t k = nsim_plan_nvls_part(p, c, h);
+            CU_ASSERT(k < 8);
+            CU_ASSERT_EQUAL(nsim_plan_nvls_head(p, c, k), h);
+            CU_ASSERT_EQUAL(nsim_plan_nvls_head(p, c, k + 8 * 5), h);
+            CU_ASSERT_EQUAL(nsim_plan_nvls_head(p, c, h), (h + c) % 8);
+        }
     nsim_plan_destroy(p);
     /* 1 MiB: under 2 x 128 x 32 KiB -> 16 KiB */
     r = req_of(NSIM_ALGO_NVLS, 1u << 20, 0);
@@ -216,28 +226,6 @@ static void test_flow_agrees(void)
     nsim_topo_destroy(t);
 }
 
-/* The head of a channel's chunk k: (k + c) mod heads, and the chunk of a
- * loop head h takes, its inverse. */
-static void test_heads_turn(void)
-{
-    nsim_err err = {0};
-    nsim_topo *t = NULL;
-    nsim_plan *p = NULL;
-    NSIM_ASSERT_OK(nsim_topo_load(SCEN "dgx-h100.topo.json", &t, &err));
-    nsim_plan_req r = req_of(NSIM_ALGO_NVLS, 64u << 20, 0);
-    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
-    for (uint32_t c = 0; c < p->nchannels; c++)
-        for (uint32_t h = 0; h < 8; h++) {
-            uint32_t k = nsim_plan_nvls_part(p, c, h);
-            CU_ASSERT(k < 8);
-            CU_ASSERT_EQUAL(nsim_plan_nvls_head(p, c, k), h);
-            CU_ASSERT_EQUAL(nsim_plan_nvls_head(p, c, k + 8 * 5), h);
-            CU_ASSERT_EQUAL(nsim_plan_nvls_head(p, c, h), (h + c) % 8);
-        }
-    nsim_plan_destroy(p);
-    nsim_topo_destroy(t);
-}
-
 /* n H100s on one NVLS-capable NVSwitch (18 NVLinks each) and a CPU. */
 static nsim_topo *h100_switch(uint32_t n)
 {
@@ -359,12 +347,13 @@ static void test_tuner(void)
 }
 
 CU_TestInfo nsim_test_nvls[] = {
-    {"plan: NVLS channels, heads, chunks, connections", test_plan_counts},
+    {"plan: NVLS channels, heads (channel c's turn from head c), chunks, "
+     "connections",
+     test_plan_counts},
     {"traffic S + S/8 per link direction; faster than ring",
      test_traffic_and_speed},
     {"tuner: NCCL's NVLS model and picks, refusals", test_tuner},
     {"flow: busbw rises with the size", test_flow_rises_with_size},
-    {"heads: channel c's turn starts at head c", test_heads_turn},
     {"flow within 3 % of packet, 16 MiB - 1 GiB", test_flow_agrees},
     {"algbw x (1 + 1/n) constant over 5..8 GPUs (NCCL #1455)",
      test_scaling_with_gpus},
