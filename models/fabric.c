@@ -712,9 +712,13 @@ uint32_t nsim_fabric_nservers(const nsim_fabric *f) { return f->nservers; }
 
 nsim_server_stats nsim_fabric_stats(nsim_fabric *f, uint32_t id)
 {
+    nsim_server_stats st;
     if (f->flow != NULL)
         nsim_flownet_sync(f->flow); /* the sends it has not counted yet */
-    return f->servers[id].st;
+    st = f->servers[id].st;
+    st.occupied_ps = f->flow != NULL ? nsim_flownet_occupied(f->flow, id)
+                                     : st.busy_ps;
+    return st;
 }
 
 uint32_t nsim_fabric_ndown(const nsim_fabric *f) { return f->ndown; }

@@ -68,6 +68,10 @@ typedef struct nsim_server_stats {
     uint64_t wire_bytes; /* incl. headers, responses charged here */
     uint64_t pieces;
     nsim_time busy_ps;
+    /* time it had work: in packet fidelity its busy time (it serves
+     * whatever it holds); in flow, time with a flow on it, at any rate
+     * (nsim_flownet_occupied) */
+    nsim_time occupied_ps;
 } nsim_server_stats;
 
 NSIM_NODISCARD int nsim_fabric_create(nsim_sim *sim, nsim_topo *topo,

@@ -106,6 +106,9 @@ typedef struct srv_cold {
      * next ones wait their turn (other connections' flows share it) */
     flow *wait_head, *wait_tail;
     double waiting;      /* bytes of the waiting flows */
+    /* time with at least one flow on it: summed up to occ_since, and
+     * since then while n > 0 (nsim_flownet_occupied) */
+    nsim_time occ_ps, occ_since;
 } srv_cold;
 
 _Static_assert(sizeof(srv) == 64, "a server's hot part is one line");
@@ -457,17 +460,20 @@ static int attach(nsim_flownet *fn, flow *f)
     /* a twin: the set of flows on every server is what it was, so
      * max-min gives every flow its old rate, and f the one it replaces */
     ended *twin = twin_of(fn, f);
+    nsim_time now = nsim_sim_now(fn->sim);
     for (uint32_t i = 0; i < f->nuse; i++) {
         srv *s = &fn->s[f->use[i].srv];
         srv_cold *c = sc_of(fn, s);
         NSIM_TRY(grow((void **)&c->r, &c->cap, s->n + 1, sizeof *c->r));
+        if (s->n == 0)
+            c->occ_since = now;
         f->use[i].pos = s->n;
         c->r[s->n++] = (ref){f, i};
         if (twin == NULL)
             mark_dirty(fn, f->use[i].srv, 0);
     }
     f->live = 1;
-    f->t_last = nsim_sim_now(fn->sim);
+    f->t_last = now;
     if (twin != NULL) {
         twin->taken = 1;
         fn->st.twins++;
@@ -521,11 +527,15 @@ static void release_ends(nsim_flownet *fn)
 static void detach(nsim_flownet *fn, flow *f, int hold)
 {
     int held = hold && hold_end(fn, f);
+    nsim_time now = nsim_sim_now(fn->sim);
     for (uint32_t i = 0; i < f->nuse; i++) {
         srv *s = &fn->s[f->use[i].srv];
-        ref *r = sc_of(fn, s)->r;
+        srv_cold *c = sc_of(fn, s);
+        ref *r = c->r;
         uint32_t pos = f->use[i].pos;
         ref last = r[--s->n];
+        if (s->n == 0)
+            c->occ_ps += now - c->occ_since;
         if (pos != s->n) {
             r[pos] = last;
             last.f->use[last.u].pos = pos;
@@ -1243,6 +1253,16 @@ nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t id)
     work += c->waiting;
     return now + (bw > 0 ? (nsim_time)(work / bw * (double)NSIM_PS_PER_S)
                          : 0);
+}
+
+nsim_time nsim_flownet_occupied(const nsim_flownet *fn, uint32_t id)
+{
+    uint32_t k = server_known(fn, id);
+    if (k == UINT32_MAX)
+        return 0;
+    const srv_cold *c = &fn->sc[k];
+    return c->occ_ps +
+           (fn->s[k].n > 0 ? nsim_sim_now(fn->sim) - c->occ_since : 0);
 }
 
 void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)

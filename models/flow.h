@@ -58,6 +58,11 @@ nsim_time nsim_flownet_free_at(nsim_flownet *fn, uint32_t server);
  * send's wire bytes and time are counted in sums per kept route;
  * nsim_fabric_stats calls this). */
 void nsim_flownet_sync(nsim_flownet *fn);
+/* How long the server has carried at least one flow so far, whatever
+ * its rate (flows waiting at a FIFO are not on it): against its busy
+ * time, how long it had work but was held below its bandwidth by the
+ * flows' other servers. */
+nsim_time nsim_flownet_occupied(const nsim_flownet *fn, uint32_t server);
 /* The server's bandwidth changed, or it went down (flows crossing it are
  * dropped, and so is every later flow that would). */
 void nsim_flownet_changed(nsim_flownet *fn, uint32_t server);

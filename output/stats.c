@@ -52,16 +52,25 @@ static void print_links(FILE *f, const nsim_topo *t, const nsim_exec_result *r)
         return;
     memcpy(l, r->links, r->nlinks * sizeof *l);
     qsort(l, r->nlinks, sizeof *l, cmp_busy);
+    /* flow fidelity: also the time a link had a flow on it; where that
+     * is more than its busy time, its flows were held below its rate by
+     * their other servers (in packet fidelity the two are the same) */
+    int flow = r->flow.flows > 0;
     fprintf(f, "# links (%u carried traffic; busiest first): payload, bytes "
-               "on the wire incl. headers and responses, busy %% of the run\n",
-            r->nlinks);
+               "on the wire incl. headers and responses, busy %% of the "
+               "run%s\n",
+            r->nlinks, flow ? ", % of the run with a flow on it" : "");
     for (uint32_t i = 0; i < r->nlinks && i < 24; i++) {
         const nsim_link *k = nsim_topo_link(t, l[i].link);
-        fprintf(f, "#   %-14s -> %-14s %-6s %14llu B %14llu B wire %6.1f%%\n",
+        fprintf(f, "#   %-14s -> %-14s %-6s %14llu B %14llu B wire %6.1f%%",
                 DEV(t, k->src), DEV(t, k->dst), nsim_link_type_name(k->type),
                 (unsigned long long)l[i].bytes,
                 (unsigned long long)l[i].wire_bytes,
                 100.0 * (double)l[i].busy_ps / (double)r->time_ps);
+        if (flow)
+            fprintf(f, "  flows %5.1f%%",
+                    100.0 * (double)l[i].occupied_ps / (double)r->time_ps);
+        fputc('\n', f);
     }
     free(l);
 }
@@ -137,6 +146,8 @@ static cJSON *links_json(const nsim_topo *t, const nsim_exec_result *r)
         cJSON_AddNumberToObject(o, "bytes", (double)r->links[i].bytes);
         cJSON_AddNumberToObject(o, "wire_bytes", (double)r->links[i].wire_bytes);
         cJSON_AddNumberToObject(o, "busy_us", (double)r->links[i].busy_ps / 1e6);
+        cJSON_AddNumberToObject(o, "occupied_us",
+                                (double)r->links[i].occupied_ps / 1e6);
     }
     return a;
 }

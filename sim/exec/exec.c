@@ -553,8 +553,8 @@ static int collect_links(exec *ex, nsim_topo *topo, nsim_exec_result *res)
         nsim_server_stats s = nsim_fabric_stats(ex->fab, i);
         if (s.pieces == 0 && s.wire_bytes == 0)
             continue;
-        res->links[k++] = (nsim_link_record){i, s.bytes, s.wire_bytes,
-                                             s.pieces, s.busy_ps};
+        res->links[k++] = (nsim_link_record){
+            i, s.bytes, s.wire_bytes, s.pieces, s.busy_ps, s.occupied_ps};
     }
     res->nlinks = k;
     return NSIM_OK;

@@ -36,6 +36,7 @@ typedef struct nsim_link_record {
     uint32_t link; /* directed topology link */
     uint64_t bytes, wire_bytes, pieces;
     nsim_time busy_ps;
+    nsim_time occupied_ps; /* with work on it (nsim_server_stats) */
 } nsim_link_record;
 
 /* Where one thread block (lane) spent the run: streaming slices, waiting

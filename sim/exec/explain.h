@@ -30,6 +30,9 @@ typedef struct nsim_explain_link {
     char type[16];  /* ib, roce, nvlink, pcie, ... */
     int port;       /* the link leaves a NIC: its port */
     double util;    /* busy / run time, 0..1 */
+    double occupied; /* time with work on it / run time (flow fidelity:
+                      * with a flow on it, whatever its rate; packet:
+                      * util) */
     double gbps;    /* payload carried over the run, GB/s */
 } nsim_explain_link;
 

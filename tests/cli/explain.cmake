@@ -9,6 +9,18 @@ nsim_expect(cli.explain.latency_bound 0
 nsim_expect(cli.explain.copy_bound 0
             CMD ${NCCLSIM} explain ${S}/seed-allreduce.json -b 4M
             OUT "bound by: the thread blocks' copy rate")
+# flow fidelity: a busiest link that had flows on it longer than it was
+# busy says so (its flows were held below its rate by other servers);
+# packet's links are busy whenever they hold work, and say nothing more
+nsim_expect(cli.explain.flow_occupied 0
+            CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 64M
+                --algo NVLSTree --fidelity flow
+            OUT "busiest link: [^\n]*% busy, [0-9.]+ GB/s of payload; flows on it [0-9.]+% of the run, held below its rate elsewhere for [0-9.]+%\n")
+nsim_expect(cli.explain.packet_busy_only 0
+            CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 64M
+                --algo NVLSTree
+            OUT "busiest link: [^\n]*% busy, [0-9.]+ GB/s of payload\n"
+            NOT_OUT "flows on it")
 nsim_expect(cli.explain.forced_qps 0
             CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 16M
             --qps 4 --nchannels 8 OUT "8 channels, 4 QP\\(s\\) per connection")

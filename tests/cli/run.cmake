@@ -290,6 +290,17 @@ nsim_expect(cli.run.flow_check 0
                 --algo NVLS --fidelity flow --timing
                 --params ${NSIM_TESTS}/data/flow-check.params.json
             ERR "flow_check: 0 of [1-9][0-9]* flows looked at after a recompute below max-min")
+# flow fidelity's --stats give each link the time it had a flow on it
+# beside its busy time (a link with work, held below its rate by its
+# flows' other servers, shows the difference); packet's give busy only
+nsim_expect(cli.run.flow_stats_occupied 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 64M -e 64M
+                --algo NVLS --fidelity flow --stats
+            OUT "busy % of the run, % of the run with a flow on it\n#   h0\\.gpu0 +-> h0\\.nvs +nvlink +[0-9]+ B +[0-9]+ B wire +[0-9.]+%  flows +[0-9.]+%\n")
+nsim_expect(cli.run.packet_stats_busy_only 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json -b 64M -e 64M
+                --algo NVLS --stats
+            OUT "busy % of the run\n#   h0\\.gpu0 +-> h0\\.nvs +nvlink +[0-9]+ B +[0-9]+ B wire +[0-9.]+%\n")
 # ports that share (params nvlink_fair_share, off by default): the one-host
 # ring at 16 MiB, 311.68 GB/s with FIFO ports (the golden file), is slower
 # with its 24 channels sharing each NVLink port

@@ -141,6 +141,15 @@ static void test_maxmin_three_flows(void)
     CU_ASSERT(llabs((long long)d.at[2] - 66666667) < 10);
     CU_ASSERT(llabs((long long)d.at[1] - 200000000) < 100);
     CU_ASSERT(llabs((long long)d.at[0] - 200000000) < 100);
+    /* time with a flow on it against busy time: the first server full
+     * for its 200 us; the second carried A for 200 us and C for 66.7,
+     * 2 MB at 20 GB/s, busy 100 us: A held at 5 by the first server */
+    nsim_server_stats st1 = nsim_fabric_stats(f, s1);
+    nsim_server_stats st2 = nsim_fabric_stats(f, s2);
+    CU_ASSERT(llabs((long long)st1.occupied_ps - 200000000) < 100);
+    CU_ASSERT(llabs((long long)st1.busy_ps - 200000000) < 100);
+    CU_ASSERT(llabs((long long)st2.occupied_ps - 200000000) < 100);
+    CU_ASSERT(llabs((long long)st2.busy_ps - 100000000) < 100);
     /* the solver's counters saw three flows and no delays */
     rig_close(&r);
 }
