@@ -925,8 +925,12 @@ static void on_recompute(nsim_sim *sim, nsim_event *ev)
     nsim_flownet *fn = ev->target;
     (void)sim;
     release_ends(fn); /* marks while pending: no new recompute event */
-    fn->pending = 0;
+    fn->st.idle += fn->ndirty == 0;
+    /* nor the marks of its own passes: the next pass takes them, and what
+     * the last leaves waits for the next change (an event for them found
+     * nothing to do: 1.66 M of a 128-host NVLSTree run's 4.41 M) */
     recompute(fn);
+    fn->pending = 0;
     if (fn->p->flow_check)
         check_maxmin(fn);
 }

@@ -71,6 +71,9 @@ void nsim_flownet_changed(nsim_flownet *fn, uint32_t server);
 typedef struct nsim_flownet_counters {
     uint64_t flows, delays, recomputes, visited;
     uint64_t twins; /* flows that took an ended one's place and rate */
+    /* recompute events that found nothing changed (a twin took every
+     * ended flow's place) */
+    uint64_t idle;
     /* with nsim_params.flow_check: flows looked at after each recompute,
      * and those of them with no saturated server (below max-min) */
     uint64_t checked, below;
