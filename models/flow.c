@@ -53,7 +53,8 @@ typedef struct ref {
  * the hot lines of a block's flows spread over every cache set. */
 struct flow {
     _Alignas(64) use *use;
-    double rate, nrate;  /* payload bytes/s; the recompute's result */
+    double rate, nrate;  /* payload bytes/s; the recompute's result (< 0
+                          * until the filling freezes it) */
     double rem;          /* payload bytes still to pass */
     nsim_time t_last;    /* when rem was last brought up to date */
     /* armed: an end event is pending, at ev_at, no later than end_at
@@ -61,7 +62,9 @@ struct flow {
      * leaves the event, which finds the flow not done and moves itself
      * there (set_rate, on_end) */
     nsim_time end_at;
-    uint32_t mark, frozen; /* recompute epochs */
+    uint32_t mark;       /* recompute epoch */
+    uint32_t bneck;      /* the server its last filling froze it at
+                          * (index in fn->s) + 1; 0: none known */
     uint16_t nuse;       /* 2 per hop and one: at most 513 (topo.c's
                           * routes have at most 256 hops) */
     uint8_t live;        /* on its servers */
@@ -94,8 +97,10 @@ typedef struct srv {
     double load;          /* sum of rate x coef of its flows */
     double bw;            /* cached from the fabric */
     uint32_t n;           /* its flows */
-    uint8_t dirty, force; /* force: all its flows are recomputed */
+    uint8_t dirty, force; /* force: its flows are recomputed */
     uint8_t down;
+    uint8_t every; /* a flow joined it, or its rate changed: every flow
+                    * on it is recomputed, not only those it bounds */
 } srv;
 
 typedef struct srv_cold {
@@ -109,6 +114,15 @@ typedef struct srv_cold {
     /* time with at least one flow on it: summed up to occ_since, and
      * since then while n > 0 (nsim_flownet_occupied) */
     nsim_time occ_ps, occ_since;
+    /* gathered in epoch excl_epoch with its flows below excl_top left
+     * out (gather): a pass that leaves it saturated brings them in only
+     * if its working flows end up below them */
+    double excl_top;
+    uint32_t excl_epoch;
+    /* the rate of the flows the last filling froze here: a flow frozen
+     * here that is still at it (and the server saturated) has its
+     * max-min rate while nothing here changes */
+    double level;
 } srv_cold;
 
 _Static_assert(sizeof(srv) == 64, "a server's hot part is one line");
@@ -135,6 +149,7 @@ typedef struct ended_use {
 
 typedef struct ended {
     uint32_t first, n; /* its uses in fn->eu */
+    uint32_t bneck;    /* as the flow's */
     double rate;
     uint8_t taken;     /* a flow on the same servers took its place */
 } ended;
@@ -415,7 +430,7 @@ static void schedule_recompute(nsim_flownet *fn)
 }
 
 /* Server s changed: its flows are recomputed if it is saturated then, or
- * with force in any case. */
+ * with force in any case (those it bounds: every one if s->every). */
 static void mark_dirty(nsim_flownet *fn, uint32_t s, int force)
 {
     fn->s[s].force |= (uint8_t)force;
@@ -469,14 +484,17 @@ static int attach(nsim_flownet *fn, flow *f)
             c->occ_since = now;
         f->use[i].pos = s->n;
         c->r[s->n++] = (ref){f, i};
-        if (twin == NULL)
+        if (twin == NULL) {
+            s->every = 1;
             mark_dirty(fn, f->use[i].srv, 0);
+        }
     }
     f->live = 1;
     f->t_last = now;
     if (twin != NULL) {
         twin->taken = 1;
         fn->st.twins++;
+        f->bneck = twin->bneck;
         set_rate(fn, f, twin->rate);
         return NSIM_OK;
     }
@@ -499,7 +517,8 @@ static int hold_end(nsim_flownet *fn, const flow *f)
         grow((void **)&fn->eu, &fn->eu_cap, fn->neu + f->nuse,
              sizeof *fn->eu) != NSIM_OK)
         return 0;
-    fn->ended[fn->nended++] = (ended){fn->neu, f->nuse, f->rate, 0};
+    fn->ended[fn->nended++] = (ended){fn->neu, f->nuse, f->bneck, f->rate,
+                                      0};
     for (uint32_t i = 0; i < f->nuse; i++) {
         const srv *s = &fn->s[f->use[i].srv];
         fn->eu[fn->neu++] = (ended_use){f->use[i].srv,
@@ -742,11 +761,25 @@ static int work_add(nsim_flownet *fn, flow *f)
     if (f->mark == fn->epoch || !f->live)
         return NSIM_OK;
     f->mark = fn->epoch;
+    f->nrate = -1;
     NSIM_TRY(grow((void **)&fn->work, &fn->work_cap, fn->nwork + 1,
                   sizeof *fn->work));
     fn->work[fn->nwork++] = f;
     fn->nwuse += f->nuse;
     return NSIM_OK;
+}
+
+/* f is bounded by the server it last froze at, not self (index + 1):
+ * that one is saturated and f is still at the rate it froze its flows
+ * at. */
+static int bounded_elsewhere(const nsim_flownet *fn, const flow *f,
+                             uint32_t self)
+{
+    if (f->bneck == 0 || f->bneck == self)
+        return 0;
+    const srv *t = &fn->s[f->bneck - 1];
+    return saturated(t) &&
+           f->rate >= sc_of(fn, t)->level * (1 - PROPAGATE_REL);
 }
 
 /* The working flows: those started since, and every flow on a changed
@@ -761,18 +794,38 @@ static int gather(nsim_flownet *fn)
     fn->nfresh = 0;
     for (uint32_t i = 0; i < fn->ndirty; i++) {
         srv *s = &fn->s[fn->dirty[i]];
-        int all = s->force || saturated(s);
-        s->dirty = s->force = 0;
+        int all = s->force || saturated(s), every = s->every;
+        s->dirty = s->force = s->every = 0;
         if (!all)
             continue;
-        double load = 0;
+        double load = 0, top = 0;
         const ref *r = sc_of(fn, s)->r;
         for (uint32_t k = 0; k < s->n; k++) {
-            flow *f = r[k].f;
+            const flow *f = r[k].f;
             load += f->rate * f->use[r[k].u].coef;
-            NSIM_TRY(work_add(fn, f));
+            top = f->rate > top ? f->rate : top;
         }
         s->load = load; /* exact again */
+        /* the flows it bounds, at the top rate (a filling freezes every
+         * flow a server bounds at its level): those below are bounded by
+         * another server, which keeps them where they are if it did not
+         * change. Where the change takes a flow's share below theirs (a
+         * flow joined), the server comes out of the filling saturated
+         * with flows left out, and the next pass takes all of them. */
+        double floor = every ? -1 : top * (1 - PROPAGATE_REL), out = -1;
+        uint32_t self = fn->dirty[i] + 1;
+        for (uint32_t k = 0; k < s->n; k++) {
+            flow *f = r[k].f;
+            if (f->rate >= floor || !bounded_elsewhere(fn, f, self))
+                NSIM_TRY(work_add(fn, f));
+            else if (f->rate > out)
+                out = f->rate;
+        }
+        if (out >= 0) {
+            srv_cold *c = sc_of(fn, s);
+            c->excl_top = out;
+            c->excl_epoch = ep;
+        }
     }
     fn->ndirty = 0;
     /* per server the uses of the working flows, in the order of the
@@ -811,7 +864,7 @@ static int gather(nsim_flownet *fn)
 /* Progressive filling of the working flows. */
 static int fill(nsim_flownet *fn)
 {
-    uint32_t ep = fn->epoch, left = fn->nwork;
+    uint32_t left = fn->nwork;
     fn->nheap = 0;
     NSIM_TRY(grow((void **)&fn->heap, &fn->heap_cap, fn->nwsrv + 1,
                   sizeof *fn->heap));
@@ -828,7 +881,8 @@ static int fill(nsim_flownet *fn)
     while (left > 0 && fn->nheap > 0) {
         /* keys are lower bounds (levels only rise as flows freeze): the
          * top is brought up to date, and taken when it stays the least */
-        srv *s = &fn->s[fn->heap[0].s];
+        uint32_t at = fn->heap[0].s;
+        srv *s = &fn->s[at];
         if (!(s->wsum > s->wleft)) {
             hpop(fn); /* every flow on it froze elsewhere */
             continue;
@@ -840,12 +894,13 @@ static int fill(nsim_flownet *fn)
             continue;
         }
         hpop(fn);
+        sc_of(fn, s)->level = lv;
         for (uint32_t k = s->whead; k != UINT32_MAX; k = fn->wref[k].next) {
             flow *g = fn->wref[k].f;
-            if (g->frozen == ep)
+            if (g->nrate >= 0)
                 continue;
-            g->frozen = ep;
             g->nrate = lv;
+            g->bneck = at + 1;
             left--;
             for (uint32_t j = 0; j < g->nuse; j++) {
                 uint32_t id = g->use[j].srv;
@@ -860,9 +915,25 @@ static int fill(nsim_flownet *fn)
     }
     fn->nheap = 0;
     for (uint32_t i = 0; i < fn->nwork; i++)
-        if (fn->work[i]->frozen != ep)
+        if (fn->work[i]->nrate < 0) {
             fn->work[i]->nrate = 0; /* no server bounds it: cannot happen */
+            fn->work[i]->bneck = 0;
+        }
     return NSIM_OK;
+}
+
+/* s was gathered with its flows below the top left out, and its
+ * working flows (their new rates) stay at or above every one of them:
+ * max-min holds at s as it is. */
+static int above_left_out(const nsim_flownet *fn, const srv *s)
+{
+    const srv_cold *c = sc_of(fn, s);
+    if (c->excl_epoch != fn->epoch)
+        return 0;
+    double top = 0;
+    for (uint32_t k = s->whead; k != UINT32_MAX; k = fn->wref[k].next)
+        top = fn->wref[k].f->rate > top ? fn->wref[k].f->rate : top;
+    return top >= c->excl_top * (1 + PROPAGATE_REL);
 }
 
 static void recompute(nsim_flownet *fn)
@@ -890,8 +961,11 @@ static void recompute(nsim_flownet *fn)
          * that kept their rates: share it out among all of them */
         for (uint32_t i = 0; pass + 1 < passes && i < fn->nwsrv; i++) {
             srv *s = &fn->s[fn->wsrv[i]];
-            if (saturated(s) && s->wcount < s->n)
+            if (saturated(s) && s->wcount < s->n &&
+                !above_left_out(fn, s)) {
+                s->every = 1;
                 mark_dirty(fn, fn->wsrv[i], 1);
+            }
         }
     }
     /* what is left dirty after the last pass waits for the next change */
@@ -1280,6 +1354,7 @@ void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
     s->bw = si.bw;
     s->down = (uint8_t)si.down;
     if (!si.down) {
+        s->every = 1;
         mark_dirty(fn, k, 1);
         return;
     }

@@ -230,6 +230,42 @@ static void test_falling_rate_one_recompute(void)
     rig_close(&r);
 }
 
+/* A flow leaving a saturated server: only the flows that server bounds
+ * are recomputed. s1 10 GB/s, s2 2 GB/s; A (10 MB) over both, bounded
+ * by s2 at 2; B (1 MB) and C (5 MB) on s1 at 4 each. B ends at 250 us
+ * and C rises to 8 (4 MB left: ends at 750 us); A, bounded by s2, is not
+ * visited then (it was, before 2026-12-06: 6 flows visited in all, now
+ * 5); A ends at 5,000 us. */
+static void test_leaving_visits_bounded_only(void)
+{
+    rig r;
+    done_log d = {{0}, 0};
+    uint32_t s1, s2;
+    static uint32_t pa[2], pb[1];
+    rig_open(&r);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 10e9, 0, NSIM_WIRE_SYS,
+                                           &s1) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 2e9, 0, NSIM_WIRE_SYS,
+                                           &s2) == NSIM_OK);
+    pa[0] = s1;
+    pa[1] = s2;
+    pb[0] = s1;
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pa, 2, 10000000, 1, on_done, &d,
+                                      0, 0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pb, 1, 1000000, 1, on_done, &d,
+                                      1, 0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pb, 1, 5000000, 1, on_done, &d,
+                                      2, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 3);
+    CU_ASSERT(llabs((long long)d.at[1] - 250000000) < 1000);
+    CU_ASSERT(llabs((long long)d.at[2] - 750000000) < 1000);
+    CU_ASSERT(llabs((long long)d.at[0] - 5000000000) < 1000);
+    nsim_flownet_counters fc = nsim_fabric_flow_counters(r.f);
+    CU_ASSERT_EQUAL(fc.visited, 5);
+    rig_close(&r);
+}
+
 /* One 1 MB stream of 4 KiB units over an NVLink of bw on a fresh rig:
  * the counters one send leaves (the reference for the kept routes). */
 static nsim_server_stats one_send(double bw)
@@ -834,6 +870,7 @@ CU_TestInfo nsim_test_flow[] = {
     {"maxmin_three_flows", test_maxmin_three_flows},
     {"maxmin_release_and_faults", test_maxmin_release_and_faults},
     {"falling rate: one recompute event", test_falling_rate_one_recompute},
+    {"a flow leaving: the flows it bounded", test_leaving_visits_bounded_only},
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
     {"a bottleneck with a little room left", test_bottleneck_with_room},
     {"fifo_thread_block", test_fifo_thread_block},
