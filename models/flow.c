@@ -99,8 +99,9 @@ typedef struct srv {
     uint32_t n;           /* its flows */
     uint8_t dirty, force; /* force: its flows are recomputed */
     uint8_t down;
-    uint8_t every; /* a flow joined it, or its rate changed: every flow
-                    * on it is recomputed, not only those it bounds */
+    uint8_t every; /* its bandwidth changed, or a pass left it saturated
+                    * with flows it did not take: every flow on it is
+                    * recomputed, not only those it bounds */
 } srv;
 
 typedef struct srv_cold {
@@ -484,10 +485,8 @@ static int attach(nsim_flownet *fn, flow *f)
             c->occ_since = now;
         f->use[i].pos = s->n;
         c->r[s->n++] = (ref){f, i};
-        if (twin == NULL) {
-            s->every = 1;
+        if (twin == NULL)
             mark_dirty(fn, f->use[i].srv, 0);
-        }
     }
     f->live = 1;
     f->t_last = now;
@@ -807,11 +806,12 @@ static int gather(nsim_flownet *fn)
         }
         s->load = load; /* exact again */
         /* the flows it bounds, at the top rate (a filling freezes every
-         * flow a server bounds at its level): those below are bounded by
-         * another server, which keeps them where they are if it did not
-         * change. Where the change takes a flow's share below theirs (a
-         * flow joined), the server comes out of the filling saturated
-         * with flows left out, and the next pass takes all of them. */
+         * flow a server bounds at its level), and those whose own bound
+         * lapsed: the others are held where they are by another server,
+         * saturated, at whose level they still are. Where the change
+         * takes the share here below theirs (a flow joined), the server
+         * comes out of the filling saturated with flows left out above
+         * its working flows, and the next pass takes all of them. */
         double floor = every ? -1 : top * (1 - PROPAGATE_REL), out = -1;
         uint32_t self = fn->dirty[i] + 1;
         for (uint32_t k = 0; k < s->n; k++) {

@@ -266,6 +266,69 @@ static void test_leaving_visits_bounded_only(void)
     rig_close(&r);
 }
 
+/* A flow joining a saturated server. s1 10 GB/s, s2 2 GB/s: A (10 MB)
+ * over both, bounded by s2 at 2; C (8 MB) on s1 at 8. B (2 MB) joins s1
+ * at 500 us: B = C = 4, A (below the new share) is not visited; B ends
+ * at 1,000 us, C (2 MB left, at 8 again) at 1,250 us, A at 5,000 us.
+ * Flows visited: 2; B and C twice (C's fall makes a second pass); 1; 1:
+ * 8 in all (11 when every flow on a changed saturated server was). Then where the new share falls below a
+ * flow bounded elsewhere: s3 10 GB/s, s4 4 GB/s, A2 (40 MB) over both
+ * at 4, C2 (60 MB) on s3 at 6; B2 (10 MB) joins s3 at 500 us: the share
+ * the two get beside A2 (3 each) is below A2's 4, so the next pass
+ * takes A2 too and all three get 10/3: B2 ends at 3,500 us. */
+static void test_joining_visits(void)
+{
+    rig r;
+    done_log d = {{0}, 0};
+    uint32_t s1, s2;
+    static uint32_t pa[2], pb[1];
+    rig_open(&r);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 10e9, 0, NSIM_WIRE_SYS,
+                                           &s1) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 2e9, 0, NSIM_WIRE_SYS,
+                                           &s2) == NSIM_OK);
+    pa[0] = s1;
+    pa[1] = s2;
+    pb[0] = s1;
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pa, 2, 10000000, 1, on_done, &d,
+                                      0, 0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pb, 1, 8000000, 1, on_done, &d,
+                                      2, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, 500000000) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pb, 1, 2000000, 1, on_done, &d,
+                                      1, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 3);
+    CU_ASSERT(llabs((long long)d.at[1] - 1000000000) < 1000);
+    CU_ASSERT(llabs((long long)d.at[2] - 1250000000) < 1000);
+    CU_ASSERT(llabs((long long)d.at[0] - 5000000000) < 1000);
+    CU_ASSERT_EQUAL(nsim_fabric_flow_counters(r.f).visited, 8);
+    rig_close(&r);
+
+    done_log d2 = {{0}, 0};
+    uint32_t s3, s4;
+    static uint32_t pa2[2], pb2[1];
+    rig_open(&r);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 10e9, 0, NSIM_WIRE_SYS,
+                                           &s3) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 4e9, 0, NSIM_WIRE_SYS,
+                                           &s4) == NSIM_OK);
+    pa2[0] = s3;
+    pa2[1] = s4;
+    pb2[0] = s3;
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pa2, 2, 40000000, 1, on_done,
+                                      &d2, 0, 0) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pb2, 1, 60000000, 1, on_done,
+                                      &d2, 2, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, 500000000) == NSIM_OK);
+    CU_ASSERT(nsim_fabric_send_stream(r.f, pb2, 1, 10000000, 1, on_done,
+                                      &d2, 1, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, 3600000000) == NSIM_OK);
+    CU_ASSERT_EQUAL(d2.n, 1);
+    CU_ASSERT(llabs((long long)d2.at[1] - 3500000000) < 1000);
+    rig_close(&r);
+}
+
 /* One 1 MB stream of 4 KiB units over an NVLink of bw on a fresh rig:
  * the counters one send leaves (the reference for the kept routes). */
 static nsim_server_stats one_send(double bw)
@@ -871,6 +934,7 @@ CU_TestInfo nsim_test_flow[] = {
     {"maxmin_release_and_faults", test_maxmin_release_and_faults},
     {"falling rate: one recompute event", test_falling_rate_one_recompute},
     {"a flow leaving: the flows it bounded", test_leaving_visits_bounded_only},
+    {"a flow joining: the flows above the share", test_joining_visits},
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
     {"a bottleneck with a little room left", test_bottleneck_with_room},
     {"fifo_thread_block", test_fifo_thread_block},
