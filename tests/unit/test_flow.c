@@ -230,6 +230,28 @@ static void test_falling_rate_one_recompute(void)
     rig_close(&r);
 }
 
+/* Opens r with two servers of bw1 and bw2 GB/s (NSIM_WIRE_SYS): both =
+ * {first, second}, one = {first}. The paths live as long as the run. */
+static void rig_two_servers(rig *r, double bw1, double bw2, uint32_t both[2],
+                            uint32_t one[1])
+{
+    rig_open(r);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r->f, bw1, 0, NSIM_WIRE_SYS,
+                                           &both[0]) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r->f, bw2, 0, NSIM_WIRE_SYS,
+                                           &both[1]) == NSIM_OK);
+    one[0] = both[0];
+}
+
+/* A stream of bytes in 1-byte units (no store-and-forward tail) over
+ * path, logged in d under tag. */
+static int rig_send(rig *r, const uint32_t *path, uint32_t n, uint64_t bytes,
+                    done_log *d, uint64_t tag)
+{
+    return nsim_fabric_send_stream(r->f, path, n, bytes, 1, on_done, d, tag,
+                                   0);
+}
+
 /* A flow leaving a saturated server: only the flows that server bounds
  * are recomputed. s1 10 GB/s, s2 2 GB/s; A (10 MB) over both, bounded
  * by s2 at 2; B (1 MB) and C (5 MB) on s1 at 4 each. B ends at 250 us
@@ -240,22 +262,11 @@ static void test_leaving_visits_bounded_only(void)
 {
     rig r;
     done_log d = {{0}, 0};
-    uint32_t s1, s2;
     static uint32_t pa[2], pb[1];
-    rig_open(&r);
-    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 10e9, 0, NSIM_WIRE_SYS,
-                                           &s1) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 2e9, 0, NSIM_WIRE_SYS,
-                                           &s2) == NSIM_OK);
-    pa[0] = s1;
-    pa[1] = s2;
-    pb[0] = s1;
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pa, 2, 10000000, 1, on_done, &d,
-                                      0, 0) == NSIM_OK);
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pb, 1, 1000000, 1, on_done, &d,
-                                      1, 0) == NSIM_OK);
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pb, 1, 5000000, 1, on_done, &d,
-                                      2, 0) == NSIM_OK);
+    rig_two_servers(&r, 10e9, 2e9, pa, pb);
+    CU_ASSERT(rig_send(&r, pa, 2, 10000000, &d, 0) == NSIM_OK);
+    CU_ASSERT(rig_send(&r, pb, 1, 1000000, &d, 1) == NSIM_OK);
+    CU_ASSERT(rig_send(&r, pb, 1, 5000000, &d, 2) == NSIM_OK);
     CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
     CU_ASSERT_EQUAL(d.n, 3);
     CU_ASSERT(llabs((long long)d.at[1] - 250000000) < 1000);
@@ -271,8 +282,8 @@ static void test_leaving_visits_bounded_only(void)
  * at 500 us: B = C = 4, A (below the new share) is not visited; B ends
  * at 1,000 us, C (2 MB left, at 8 again) at 1,250 us, A at 5,000 us.
  * Flows visited: 2; B and C twice (C's fall makes a second pass); 1; 1:
- * 8 in all (11 when every flow on a changed saturated server was). Then where the new share falls below a
- * flow bounded elsewhere: s3 10 GB/s, s4 4 GB/s, A2 (40 MB) over both
+ * 8 in all (11 when every flow on a changed saturated server was).
+ * Then where the new share falls below a flow bounded elsewhere: s3 10 GB/s, s4 4 GB/s, A2 (40 MB) over both
  * at 4, C2 (60 MB) on s3 at 6; B2 (10 MB) joins s3 at 500 us: the share
  * the two get beside A2 (3 each) is below A2's 4, so the next pass
  * takes A2 too and all three get 10/3: B2 ends at 3,500 us. */
@@ -280,23 +291,12 @@ static void test_joining_visits(void)
 {
     rig r;
     done_log d = {{0}, 0};
-    uint32_t s1, s2;
     static uint32_t pa[2], pb[1];
-    rig_open(&r);
-    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 10e9, 0, NSIM_WIRE_SYS,
-                                           &s1) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 2e9, 0, NSIM_WIRE_SYS,
-                                           &s2) == NSIM_OK);
-    pa[0] = s1;
-    pa[1] = s2;
-    pb[0] = s1;
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pa, 2, 10000000, 1, on_done, &d,
-                                      0, 0) == NSIM_OK);
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pb, 1, 8000000, 1, on_done, &d,
-                                      2, 0) == NSIM_OK);
+    rig_two_servers(&r, 10e9, 2e9, pa, pb);
+    CU_ASSERT(rig_send(&r, pa, 2, 10000000, &d, 0) == NSIM_OK);
+    CU_ASSERT(rig_send(&r, pb, 1, 8000000, &d, 2) == NSIM_OK);
     CU_ASSERT(nsim_sim_run(r.sim, 500000000) == NSIM_OK);
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pb, 1, 2000000, 1, on_done, &d,
-                                      1, 0) == NSIM_OK);
+    CU_ASSERT(rig_send(&r, pb, 1, 2000000, &d, 1) == NSIM_OK);
     CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
     CU_ASSERT_EQUAL(d.n, 3);
     CU_ASSERT(llabs((long long)d.at[1] - 1000000000) < 1000);
@@ -306,23 +306,12 @@ static void test_joining_visits(void)
     rig_close(&r);
 
     done_log d2 = {{0}, 0};
-    uint32_t s3, s4;
     static uint32_t pa2[2], pb2[1];
-    rig_open(&r);
-    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 10e9, 0, NSIM_WIRE_SYS,
-                                           &s3) == NSIM_OK);
-    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 4e9, 0, NSIM_WIRE_SYS,
-                                           &s4) == NSIM_OK);
-    pa2[0] = s3;
-    pa2[1] = s4;
-    pb2[0] = s3;
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pa2, 2, 40000000, 1, on_done,
-                                      &d2, 0, 0) == NSIM_OK);
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pb2, 1, 60000000, 1, on_done,
-                                      &d2, 2, 0) == NSIM_OK);
+    rig_two_servers(&r, 10e9, 4e9, pa2, pb2);
+    CU_ASSERT(rig_send(&r, pa2, 2, 40000000, &d2, 0) == NSIM_OK);
+    CU_ASSERT(rig_send(&r, pb2, 1, 60000000, &d2, 2) == NSIM_OK);
     CU_ASSERT(nsim_sim_run(r.sim, 500000000) == NSIM_OK);
-    CU_ASSERT(nsim_fabric_send_stream(r.f, pb2, 1, 10000000, 1, on_done,
-                                      &d2, 1, 0) == NSIM_OK);
+    CU_ASSERT(rig_send(&r, pb2, 1, 10000000, &d2, 1) == NSIM_OK);
     CU_ASSERT(nsim_sim_run(r.sim, 3600000000) == NSIM_OK);
     CU_ASSERT_EQUAL(d2.n, 1);
     CU_ASSERT(llabs((long long)d2.at[1] - 3500000000) < 1000);
