@@ -4,7 +4,9 @@
 # run: ranks, wall seconds, CPU seconds, engine events, peak RSS and the
 # hosts played where it folds, then the exponents of wall time, CPU time,
 # events and wall time per host played vs ranks (least squares on
-# log-log) for the ring series. Never fails on speed; a run over its time limit is "cut".
+# log-log) for the ring series; then SimGrid's ring on the same shape of
+# cluster where SimGrid is installed (scripts/simgrid_ring.c). Never fails
+# on speed; a run over its time limit is "cut".
 #
 #   sh scripts/bench.sh --scale            the targets, and the ring with
 #                                          every host played (minutes)
@@ -91,6 +93,47 @@ if [ $quick = 0 ]; then
     run "NCCL default allreduce 1 GiB" 128 all_reduce_perf 1G -
     run "NCCL default allreduce 1 GiB" 16384 all_reduce_perf 1G 60
 fi
+# SimGrid's S4U ring AllReduce 1 GiB on the same shape of cluster (8 GPUs
+# a host, 300 GB/s NVLink, a 50 GB/s NIC per GPU; scripts/simgrid_ring.c),
+# where SimGrid is installed (Debian: libsimgrid-dev): its wall time beside
+# the ring series above, 1 ring and 8 (one per NIC); a run past
+# NSIM_SIMGRID_LIMIT seconds (default 60) is cut.
+simgrid() {
+    sglimit=${NSIM_SIMGRID_LIMIT:-60}
+    if ! pkg-config --exists simgrid 2>/dev/null; then
+        echo "# SimGrid: not installed (apt-get install libsimgrid-dev to" \
+            "run scripts/simgrid_ring.c beside these)"
+        return 0
+    fi
+    # shellcheck disable=SC2046
+    if ! cc -std=c11 -O2 -o "$dir/simgrid_ring" scripts/simgrid_ring.c \
+        $(pkg-config --cflags --libs simgrid) 2>"$dir/sgcc"; then
+        echo "# SimGrid: scripts/simgrid_ring.c did not build:" \
+            "$(head -1 "$dir/sgcc")"
+        return 0
+    fi
+    for spec in "16 1" "64 1" "128 1" "512 1" "16 8" "64 8"; do
+        set -- $spec
+        label="SimGrid S4U ring, $2 ring(s)"
+        if timeout "$sglimit" /usr/bin/time -f "%e %U %M" -o "$dir/time" \
+            "$dir/simgrid_ring" "$1" 1073741824 "$2" >"$dir/sgout" \
+            2>"$dir/sgerr"; then
+            msgs=$(sed -n 's/.* \([0-9]*\) messages.*/\1/p' "$dir/sgout")
+            sim=$(sed -n 's/.*bytes: \([0-9.]*\) us.*/\1/p' "$dir/sgout")
+            bw=$(sed -n 's/.*busbw \([0-9.]*\) GB.*/\1/p' "$dir/sgout")
+            t=$(cat "$dir/time")
+            printf '%-34s %7d %9.2f %9.2f %12s %8.0f MB %6s  (%s us simulated, busbw %s GB/s; messages, not events)\n' \
+                "$label" "$(($1 * 8))" $(echo "$t" | cut -d' ' -f1,2) \
+                "$msgs" "$(($(echo "$t" | cut -d' ' -f3) / 1024))" - \
+                "$sim" "$bw"
+        else
+            printf '%-34s %7d %9s %9s %12s %11s %6s  (past %s s)\n' \
+                "$label" "$(($1 * 8))" cut - - - - "$sglimit"
+        fi
+    done
+}
+simgrid
+
 # exponent of column c against ranks: least squares on log-log
 fit() {
     awk -v c="$1" -v what="$2" '{x = log($1); y = log($c); n++; sx += x
