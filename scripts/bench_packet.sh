@@ -70,7 +70,8 @@ if [ $scale = 1 ]; then
 fi
 
 echo "== packet level: ring AllReduce 1 GiB and AllToAll 64 MiB, DGX H100 rail fat tree"
-echo "   (same: ring AllReduce of 16 MiB per node, the same work per rank)"
+[ $scale = 1 ] &&
+    echo "   (same: ring AllReduce of 16 MiB per node, the same work per rank)"
 awk '
     { printf "%-9s %6d ranks %11d events %9.2f s wall %9.2f s cpu %7.2f M ev/cpu-s %8.1f MB rss\n",
              $1, $2, $3, $4, $5, $3 / ($5 > 0 ? $5 : 1e-9) / 1e6, $6 }
