@@ -112,9 +112,17 @@ simgrid() {
             "$(head -1 "$dir/sgcc")"
         return 0
     fi
+    cut_rings=" "
     for spec in "16 1" "64 1" "128 1" "512 1" "16 8" "64 8"; do
         set -- $spec
         label="SimGrid S4U ring, $2 ring(s)"
+        case "$cut_rings" in
+        *" $2 "*)
+            # a smaller cluster with as many rings was cut already
+            printf '%-34s %7d %9s %9s %12s %11s %6s  (not run: past %s s on fewer ranks)\n' \
+                "$label" "$(($1 * 8))" cut - - - - "$sglimit"
+            continue ;;
+        esac
         if timeout "$sglimit" /usr/bin/time -f "%e %U %M" -o "$dir/time" \
             "$dir/simgrid_ring" "$1" 1073741824 "$2" >"$dir/sgout" \
             2>"$dir/sgerr"; then
@@ -126,19 +134,24 @@ simgrid() {
                 "$label" "$(($1 * 8))" $(echo "$t" | cut -d' ' -f1,2) \
                 "$msgs" "$(($(echo "$t" | cut -d' ' -f3) / 1024))" - \
                 "$sim" "$bw"
+            if [ "$2" = 1 ]; then
+                echo "$(($1 * 8)) $(echo "$t" | cut -d' ' -f1)" >>"$dir/sgfit"
+            fi
         else
             printf '%-34s %7d %9s %9s %12s %11s %6s  (past %s s)\n' \
                 "$label" "$(($1 * 8))" cut - - - - "$sglimit"
+            cut_rings="$cut_rings$2 "
         fi
     done
 }
 simgrid
 
 # exponent of column c against ranks: least squares on log-log
+#   fit COLUMN WHAT [FILE [WHO]]
 fit() {
-    awk -v c="$1" -v what="$2" '{x = log($1); y = log($c); n++; sx += x
+    awk -v c="$1" -v what="$2" -v who="${4:-ring}" '{x = log($1); y = log($c); n++; sx += x
           sy += y; sxx += x * x; sxy += x * y}
-         END {if (n > 1) printf "# ring: %s ~ ranks^%.2f over %d runs (least squares, log-log)\n", what, (n * sxy - sx * sy) / (n * sxx - sx * sx), n}' "$dir/fit"
+         END {if (n > 1) printf "# %s: %s ~ ranks^%.2f over %d runs (least squares, log-log)\n", who, what, (n * sxy - sx * sy) / (n * sxx - sx * sx), n}' "${3:-$dir/fit}"
 }
 if [ -f "$dir/fit" ]; then
     fit 2 "wall"
@@ -147,4 +160,7 @@ if [ -f "$dir/fit" ]; then
     # a latency-bound ring across leaves plays more hosts (README
     # "Folding"): per host played, the work is linear in the ranks
     fit 5 "wall per host played"
+fi
+if [ -f "$dir/sgfit" ]; then
+    fit 2 "wall" "$dir/sgfit" "SimGrid, 1 ring"
 fi
