@@ -77,6 +77,10 @@ typedef struct nsim_flownet_counters {
     /* with nsim_params.flow_check: flows looked at after each recompute,
      * and those of them with no saturated server (below max-min) */
     uint64_t checked, below;
+    /* sends whose per-hop costs were computed (no kept route for them);
+     * the kept routes' table size (0: off, every send computed) */
+    uint64_t route_builds;
+    uint32_t route_slots;
 } nsim_flownet_counters;
 nsim_flownet_counters nsim_flownet_get_counters(const nsim_flownet *fn);
 /* The counters of the fabric's flow solver (all 0 in packet fidelity). */

@@ -252,6 +252,52 @@ static int rig_send(rig *r, const uint32_t *path, uint32_t n, uint64_t bytes,
                                    0);
 }
 
+/* More routes than the kept routes' table holds, used in turn: the table
+ * grows (16,384 -> 65,536 slots) where it gave up before 2026-12-07 and
+ * computed every send (NCCL's default AllReduce on 128 DGX H100, folded,
+ * sends over 28,256 routes, and the 16,384 slots missed 28 % of them).
+ * 8,000 sizes on one path, in turn: over the first window (262,144
+ * sends, 16 x the slots) more than a quarter miss and the table grows;
+ * in the next 80,000 sends fewer than a quarter are computed (the old
+ * table, turned off: all of them). */
+static void test_kept_routes_grow(void)
+{
+    rig r;
+    done_log d = {{0}, 0};
+    static uint32_t path[1];
+    rig_open(&r);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 100e9, 0, NSIM_WIRE_SYS,
+                                           &path[0]) == NSIM_OK);
+    const uint32_t sizes = 8000, window = 16 * 16384;
+    uint64_t n = 0;
+    int rc = NSIM_OK;
+    for (; n < window && rc == NSIM_OK; n++) {
+        rc = rig_send(&r, path, 1, 1000 + n % sizes, &d, 0);
+        if (rc == NSIM_OK)
+            rc = nsim_sim_run(r.sim, NSIM_TIME_MAX);
+    }
+    CU_ASSERT_FATAL(rc == NSIM_OK);
+    nsim_flownet_counters c1 = nsim_fabric_flow_counters(r.f);
+    CU_ASSERT_EQUAL(c1.route_slots, 16384);
+    CU_ASSERT(c1.route_builds > window / 4);
+    for (; n < window + 80000 && rc == NSIM_OK; n++) {
+        rc = rig_send(&r, path, 1, 1000 + n % sizes, &d, 0);
+        if (rc == NSIM_OK)
+            rc = nsim_sim_run(r.sim, NSIM_TIME_MAX);
+    }
+    CU_ASSERT_FATAL(rc == NSIM_OK);
+    nsim_flownet_counters c2 = nsim_fabric_flow_counters(r.f);
+    CU_ASSERT_EQUAL(c2.route_slots, 65536);
+    CU_ASSERT(c2.route_builds - c1.route_builds < 80000 / 4);
+    CU_ASSERT_EQUAL(d.n, (int)(window + 80000));
+    /* every send counted on the server, kept route or not */
+    uint64_t bytes = 0;
+    for (uint64_t i = 0; i < window + 80000; i++)
+        bytes += 1000 + i % sizes;
+    CU_ASSERT_EQUAL(nsim_fabric_stats(r.f, path[0]).bytes, bytes);
+    rig_close(&r);
+}
+
 /* A flow leaving a saturated server: only the flows that server bounds
  * are recomputed. s1 10 GB/s, s2 2 GB/s; A (10 MB) over both, bounded
  * by s2 at 2; B (1 MB) and C (5 MB) on s1 at 4 each. B ends at 250 us
@@ -930,6 +976,8 @@ CU_TestInfo nsim_test_flow[] = {
     {"fair share: a port's inputs share it", test_fair_share_port},
     {"streams: at least stream_min_pieces pieces", test_stream_min_pieces},
     {"kept routes: counted, built again on a change", test_kept_routes},
+    {"kept routes: the table grows where too many miss",
+     test_kept_routes_grow},
     {"auto_picks", test_auto_picks},
     {"flow_agree", test_flow_agree},
     CU_TEST_INFO_NULL,
