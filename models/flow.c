@@ -182,11 +182,9 @@ static flow_cold *cold_of(const flow *f)
  * a 1,024-rank ring's instructions). The fabric's counters take the sends
  * a route has made in one sum when it is evicted or they are read
  * (nsim_flownet_sync). */
-#define ROUTE_SLOTS 16384u /* direct-mapped, at first; a power of two */
-#define ROUTE_SLOTS_MAX (ROUTE_SLOTS << 4) /* the most it grows to */
-#define ROUTE_WINDOW 16u /* x the slots: sends between looks at misses */
-#define ROUTE_MISS_MAX 4 /* 1 in this many missing: the table grows 4x,
-                          * past ROUTE_SLOTS_MAX kept routes are off */
+#define ROUTE_SLOTS 16384u /* direct-mapped; a power of two */
+#define ROUTE_WINDOW (16 * ROUTE_SLOTS) /* sends between looks at misses */
+#define ROUTE_MISS_MAX 4 /* 1 in this many missing: kept routes are off */
 #define ROUTE_MAX_HOPS 32u  /* longer paths are computed every time */
 
 typedef struct route_hop {
@@ -243,8 +241,7 @@ struct nsim_flownet {
     uint32_t nwuse; /* uses of the working flows */
     hent *heap; /* servers, by (level, id) */
     uint32_t nheap, heap_cap;
-    route *routes;   /* route_slots, made on the first send */
-    uint32_t route_slots; /* ROUTE_SLOTS, grown while too many miss */
+    route *routes;   /* ROUTE_SLOTS, made on the first send */
     uint8_t routes_off; /* too many routes to keep: each send computed */
     uint32_t route_sends, route_misses; /* in this window */
     route scratch;   /* a path too long to keep */
@@ -297,7 +294,6 @@ int nsim_flownet_create(nsim_fabric *fab, nsim_sim *sim,
     nsim_flownet *fn = calloc(1, sizeof *fn);
     if (fn == NULL)
         return NSIM_ERR(err, NSIM_ENOMEM, "flow: out of memory");
-    fn->route_slots = ROUTE_SLOTS;
     fn->fab = fab;
     fn->sim = sim;
     fn->p = params;
@@ -339,7 +335,7 @@ void nsim_flownet_destroy(nsim_flownet *fn)
 nsim_flownet_counters nsim_flownet_get_counters(const nsim_flownet *fn)
 {
     nsim_flownet_counters c = fn->st;
-    c.route_slots = fn->routes_off ? 0 : fn->route_slots;
+    c.route_slots = fn->routes_off ? 0 : ROUTE_SLOTS;
     return c;
 }
 
@@ -1116,7 +1112,7 @@ static int route_reserve(route *r, uint32_t n)
 
 static void routes_drop(nsim_flownet *fn)
 {
-    for (uint32_t i = 0; fn->routes != NULL && i < fn->route_slots; i++)
+    for (uint32_t i = 0; fn->routes != NULL && i < ROUTE_SLOTS; i++)
         free(fn->routes[i].use);
     free(fn->routes);
     fn->routes = NULL;
@@ -1144,7 +1140,7 @@ void nsim_flownet_sync(nsim_flownet *fn)
     if (!fn->unsynced)
         return;
     fn->unsynced = 0;
-    for (uint32_t i = 0; fn->routes != NULL && i < fn->route_slots; i++)
+    for (uint32_t i = 0; fn->routes != NULL && i < ROUTE_SLOTS; i++)
         route_sync(fn, &fn->routes[i]);
 }
 
@@ -1240,24 +1236,22 @@ static int route_of(nsim_flownet *fn, const nsim_piece *p, uint64_t unit,
                     uint32_t read_hops, route **out)
 {
     route *r;
-    if (fn->route_sends == ROUTE_WINDOW * fn->route_slots) {
+    if (fn->route_sends == ROUTE_WINDOW) {
         /* a run over more paths than the table keeps (NVLSTree on 128
-         * DGX H100, folded: 28,256 routes, and a 16,384-slot table
-         * missed 28 % of 4.4 M sends): a larger table, and past the
-         * largest (a miss costs a build and the table's memory) every
-         * send is computed */
-        if (fn->route_misses > fn->route_sends / ROUTE_MISS_MAX) {
+         * DGX H100, folded: 28,256 routes; 28 % of the first 524,288
+         * sends missed): a miss costs a build and the table's memory, and
+         * a larger table (tried: 65,536 and 262,144 slots, 2026-12-07)
+         * kept the routes but missed the cache instead: 13 MB more, and
+         * a third more last-level misses), so every send is computed */
+        if (fn->route_misses > ROUTE_WINDOW / ROUTE_MISS_MAX) {
             nsim_flownet_sync(fn);
             routes_drop(fn);
-            if (fn->route_slots < ROUTE_SLOTS_MAX)
-                fn->route_slots *= 4;
-            else
-                fn->routes_off = 1;
+            fn->routes_off = 1;
         }
         fn->route_sends = fn->route_misses = 0;
     }
     if (fn->routes == NULL && !fn->routes_off) {
-        fn->routes = calloc(fn->route_slots, sizeof *fn->routes);
+        fn->routes = calloc(ROUTE_SLOTS, sizeof *fn->routes);
         if (fn->routes == NULL)
             return NSIM_ENOMEM;
     }
@@ -1275,7 +1269,7 @@ static int route_of(nsim_flownet *fn, const nsim_piece *p, uint64_t unit,
                  ((uint64_t)p->hdr_flags << 7) ^ ((uint64_t)read_hops << 11) ^
                  p->nhops;
     h *= 0xff51afd7ed558ccdull;
-    r = &fn->routes[(h >> 32) & (fn->route_slots - 1)];
+    r = &fn->routes[(h >> 32) & (ROUTE_SLOTS - 1)];
     fn->route_sends++;
     if (!route_hit(fn, r, p, unit, read_hops)) {
         fn->route_misses++;
