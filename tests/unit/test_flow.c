@@ -260,6 +260,22 @@ static int rig_send(rig *r, const uint32_t *path, uint32_t n, uint64_t bytes,
  * instead, docs/fidelity.md 2026-12-07). 8,000 sizes on one path, in
  * turn: over the first window more than a quarter are built, and all of
  * the next 80,000; the server's counters see every send either way. */
+/* Sends [from, to) of a run of sizes 1000 + i % sizes on path, one at a
+ * time, each run to its end; the bytes sent are added to *bytes. */
+static int send_sizes(rig *r, const uint32_t *path, uint64_t from,
+                      uint64_t to, uint32_t sizes, done_log *d,
+                      uint64_t *bytes)
+{
+    int rc = NSIM_OK;
+    for (uint64_t i = from; i < to && rc == NSIM_OK; i++) {
+        *bytes += 1000 + i % sizes;
+        rc = rig_send(r, path, 1, 1000 + i % sizes, d, 0);
+        if (rc == NSIM_OK)
+            rc = nsim_sim_run(r->sim, NSIM_TIME_MAX);
+    }
+    return rc;
+}
+
 static void test_kept_routes_off(void)
 {
     rig r;
@@ -269,31 +285,19 @@ static void test_kept_routes_off(void)
     CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 100e9, 0, NSIM_WIRE_SYS,
                                            &path[0]) == NSIM_OK);
     const uint32_t sizes = 8000, window = 16 * 16384;
-    uint64_t n = 0;
-    int rc = NSIM_OK;
-    for (; n < window && rc == NSIM_OK; n++) {
-        rc = rig_send(&r, path, 1, 1000 + n % sizes, &d, 0);
-        if (rc == NSIM_OK)
-            rc = nsim_sim_run(r.sim, NSIM_TIME_MAX);
-    }
-    CU_ASSERT_FATAL(rc == NSIM_OK);
+    uint64_t bytes = 0;
+    CU_ASSERT_FATAL(send_sizes(&r, path, 0, window, sizes, &d, &bytes) ==
+                    NSIM_OK);
     nsim_flownet_counters c1 = nsim_fabric_flow_counters(r.f);
     CU_ASSERT_EQUAL(c1.route_slots, 16384);
     CU_ASSERT(c1.route_builds > window / 4);
-    for (; n < window + 80000 && rc == NSIM_OK; n++) {
-        rc = rig_send(&r, path, 1, 1000 + n % sizes, &d, 0);
-        if (rc == NSIM_OK)
-            rc = nsim_sim_run(r.sim, NSIM_TIME_MAX);
-    }
-    CU_ASSERT_FATAL(rc == NSIM_OK);
+    CU_ASSERT_FATAL(send_sizes(&r, path, window, window + 80000, sizes, &d,
+                               &bytes) == NSIM_OK);
     nsim_flownet_counters c2 = nsim_fabric_flow_counters(r.f);
     CU_ASSERT_EQUAL(c2.route_slots, 0);
     CU_ASSERT_EQUAL(c2.route_builds - c1.route_builds, 80000);
     CU_ASSERT_EQUAL(d.n, (int)(window + 80000));
     /* every send counted on the server, kept route or not */
-    uint64_t bytes = 0;
-    for (uint64_t i = 0; i < window + 80000; i++)
-        bytes += 1000 + i % sizes;
     CU_ASSERT_EQUAL(nsim_fabric_stats(r.f, path[0]).bytes, bytes);
     rig_close(&r);
 }
