@@ -24,7 +24,9 @@
  * Prints one line: ranks, channels, bytes, simulated time, busbw and
  * the number of messages. Exit status 2 on a bad argument.
  */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 
 #include <errno.h>
 #include <stdio.h>
