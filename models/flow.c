@@ -1239,10 +1239,10 @@ static int route_of(nsim_flownet *fn, const nsim_piece *p, uint64_t unit,
     if (fn->route_sends == ROUTE_WINDOW) {
         /* a run over more paths than the table keeps (NVLSTree on 128
          * DGX H100, folded: 28,256 routes; 28 % of the first 524,288
-         * sends missed): a miss costs a build and the table's memory, and
-         * a larger table (tried: 65,536 and 262,144 slots, 2026-12-07)
-         * kept the routes but missed the cache instead: 13 MB more, and
-         * a third more last-level misses), so every send is computed */
+         * sends missed): a miss costs a build and the table's memory,
+         * so every send is computed. A larger table (65,536 and 262,144
+         * slots, tried 2026-12-07) kept the routes but missed the cache
+         * instead: 13 MB more and a third more last-level misses. */
         if (fn->route_misses > ROUTE_WINDOW / ROUTE_MISS_MAX) {
             nsim_flownet_sync(fn);
             routes_drop(fn);
