@@ -37,7 +37,8 @@
  * latency-bound 1 MiB rows (per-WR vs per-packet timing); one host's
  * NVLink (NVSwitch saturated by 16-32 thread blocks: the packet model's
  * link FIFOs let the channels take turns, flows share the port max-min
- * and move in step); GPUs without P2P staging through host memory (SHM:
+ * and move in step; against the published DGX H100 rings, hwdata 15 and
+ * 16, flow is the closer one at the LL128 sizes: docs/fidelity.md); GPUs without P2P staging through host memory (SHM:
  * each thread block sends, then waits for its peer's slice, which is
  * written to host memory and read back; FIFO links let one channel's
  * reads overlap another's writes, where flows shared fairly move every
