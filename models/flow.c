@@ -35,9 +35,15 @@
 #define SATURATED_REL PROPAGATE_REL
 
 typedef struct use {
-    uint32_t srv, pos; /* server, index in its reference array */
+    uint32_t srv, pos; /* server, index in its reference array (| USE_LOAD) */
     double coef;       /* server bytes per payload byte */
 } use;
+
+/* In a use's pos: the use loads its server but does not bound its flow
+ * (an IB responder's ACKs on the link back: see route_build). */
+#define USE_LOAD 0x80000000u
+#define USE_POS(u) ((u).pos & ~USE_LOAD)
+#define USE_BOUNDS(u) (((u).pos & USE_LOAD) == 0)
 
 typedef struct flow flow;
 
@@ -132,6 +138,7 @@ _Static_assert(sizeof(srv) == 64, "a server's hot part is one line");
 typedef struct wlink {
     flow *f;
     uint32_t next; /* index in fn->wref, or UINT32_MAX */
+    uint8_t load;  /* the use loads the server, does not bound f there */
 } wlink;
 
 /* A server in the filling's heap, keyed by a lower bound of its level. */
@@ -145,6 +152,7 @@ typedef struct hent {
 typedef struct ended_use {
     uint32_t srv;
     uint8_t force; /* the server was saturated before it left */
+    uint8_t load;  /* a load use: leaves no mark */
     double coef;
 } ended_use;
 
@@ -485,9 +493,11 @@ static int attach(nsim_flownet *fn, flow *f)
         NSIM_TRY(grow((void **)&c->r, &c->cap, s->n + 1, sizeof *c->r));
         if (s->n == 0)
             c->occ_since = now;
-        f->use[i].pos = s->n;
+        f->use[i].pos = s->n | (f->use[i].pos & USE_LOAD);
         c->r[s->n++] = (ref){f, i};
-        if (twin == NULL)
+        /* (a load use changes too little there to re-share it: the
+         * server is marked when a bounding flow comes or goes) */
+        if (twin == NULL && USE_BOUNDS(f->use[i]))
             mark_dirty(fn, f->use[i].srv, 0);
     }
     f->live = 1;
@@ -524,6 +534,7 @@ static int hold_end(nsim_flownet *fn, const flow *f)
         const srv *s = &fn->s[f->use[i].srv];
         fn->eu[fn->neu++] = (ended_use){f->use[i].srv,
                                         (uint8_t)saturated(s),
+                                        (uint8_t)!USE_BOUNDS(f->use[i]),
                                         f->use[i].coef};
     }
     schedule_recompute(fn);
@@ -536,8 +547,9 @@ static void release_ends(nsim_flownet *fn)
     for (uint32_t e = 0; e < fn->nended; e++) {
         const ended *d = &fn->ended[e];
         for (uint32_t k = 0; !d->taken && k < d->n; k++)
-            mark_dirty(fn, fn->eu[d->first + k].srv,
-                       fn->eu[d->first + k].force);
+            if (!fn->eu[d->first + k].load)
+                mark_dirty(fn, fn->eu[d->first + k].srv,
+                           fn->eu[d->first + k].force);
     }
     fn->nended = fn->neu = 0;
 }
@@ -552,16 +564,17 @@ static void detach(nsim_flownet *fn, flow *f, int hold)
         srv *s = &fn->s[f->use[i].srv];
         srv_cold *c = sc_of(fn, s);
         ref *r = c->r;
-        uint32_t pos = f->use[i].pos;
+        uint32_t pos = USE_POS(f->use[i]);
         ref last = r[--s->n];
         if (s->n == 0)
             c->occ_ps += now - c->occ_since;
         if (pos != s->n) {
             r[pos] = last;
-            last.f->use[last.u].pos = pos;
+            last.f->use[last.u].pos =
+                pos | (last.f->use[last.u].pos & USE_LOAD);
         }
         /* its share goes to the others if the server was their limit */
-        if (!held)
+        if (!held && USE_BOUNDS(f->use[i]))
             mark_dirty(fn, f->use[i].srv, saturated(s));
         s->load -= f->rate * f->use[i].coef;
         if (s->n == 0 || s->load < 0)
@@ -804,7 +817,8 @@ static int gather(nsim_flownet *fn)
         for (uint32_t k = 0; k < s->n; k++) {
             const flow *f = r[k].f;
             load += f->rate * f->use[r[k].u].coef;
-            top = f->rate > top ? f->rate : top;
+            if (USE_BOUNDS(f->use[r[k].u]))
+                top = f->rate > top ? f->rate : top;
         }
         s->load = load; /* exact again */
         /* the flows it bounds, at the top rate (a filling freezes every
@@ -818,7 +832,9 @@ static int gather(nsim_flownet *fn)
         uint32_t self = fn->dirty[i] + 1;
         for (uint32_t k = 0; k < s->n; k++) {
             flow *f = r[k].f;
-            if (f->rate >= floor || !bounded_elsewhere(fn, f, self))
+            /* (a load use is never bounded here, whatever its rate) */
+            if ((f->rate >= floor && USE_BOUNDS(f->use[r[k].u])) ||
+                !bounded_elsewhere(fn, f, self))
                 NSIM_TRY(work_add(fn, f));
             else if (f->rate > out)
                 out = f->rate;
@@ -854,7 +870,8 @@ static int gather(nsim_flownet *fn)
                 fn->wref[s->wtail].next = nref;
             }
             s->wtail = nref;
-            fn->wref[nref++] = (wlink){f, UINT32_MAX};
+            fn->wref[nref++] =
+                (wlink){f, UINT32_MAX, (uint8_t)!USE_BOUNDS(f->use[k])};
             s->wsum += f->use[k].coef;
             s->wcount++;
             s->rcap += f->rate * f->use[k].coef; /* its own load back */
@@ -899,7 +916,9 @@ static int fill(nsim_flownet *fn)
         sc_of(fn, s)->level = lv;
         for (uint32_t k = s->whead; k != UINT32_MAX; k = fn->wref[k].next) {
             flow *g = fn->wref[k].f;
-            if (g->nrate >= 0)
+            /* a use that only loads s: its share stayed reserved at this
+             * level (its weight was in the sum), the flow rises on */
+            if (g->nrate >= 0 || fn->wref[k].load)
                 continue;
             g->nrate = lv;
             g->bneck = at + 1;
@@ -934,8 +953,20 @@ static int above_left_out(const nsim_flownet *fn, const srv *s)
         return 0;
     double top = 0;
     for (uint32_t k = s->whead; k != UINT32_MAX; k = fn->wref[k].next)
-        top = fn->wref[k].f->rate > top ? fn->wref[k].f->rate : top;
+        if (!fn->wref[k].load)
+            top = fn->wref[k].f->rate > top ? fn->wref[k].f->rate : top;
     return top >= c->excl_top * (1 + PROPAGATE_REL);
+}
+
+/* Some working flow takes a share of s (not only a load use's
+ * reservation): what the filling gave them there may leave the others
+ * on s out of max-min. */
+static int bounds_work(const nsim_flownet *fn, const srv *s)
+{
+    for (uint32_t k = s->whead; k != UINT32_MAX; k = fn->wref[k].next)
+        if (!fn->wref[k].load)
+            return 1;
+    return 0;
 }
 
 static void recompute(nsim_flownet *fn)
@@ -956,14 +987,15 @@ static void recompute(nsim_flownet *fn)
                 continue;
             if (nr < old * (1 - PROPAGATE_REL) && pass + 1 < passes)
                 for (uint32_t k = 0; k < f->nuse; k++)
-                    mark_dirty(fn, f->use[k].srv, 1);
+                    if (USE_BOUNDS(f->use[k])) /* a load use frees little */
+                        mark_dirty(fn, f->use[k].srv, 1);
             set_rate(fn, f, nr);
         }
         /* a server the working flows filled up, with other flows on it
          * that kept their rates: share it out among all of them */
         for (uint32_t i = 0; pass + 1 < passes && i < fn->nwsrv; i++) {
             srv *s = &fn->s[fn->wsrv[i]];
-            if (saturated(s) && s->wcount < s->n &&
+            if (saturated(s) && s->wcount < s->n && bounds_work(fn, s) &&
                 !above_left_out(fn, s)) {
                 s->every = 1;
                 mark_dirty(fn, fn->wsrv[i], 1);
@@ -988,7 +1020,8 @@ static void check_maxmin(nsim_flownet *fn)
             if (r[k].u != 0)
                 continue;
             uint32_t u = 0;
-            while (u < f->nuse && !saturated(&fn->s[f->use[u].srv]))
+            while (u < f->nuse && (!USE_BOUNDS(f->use[u]) ||
+                                   !saturated(&fn->s[f->use[u].srv])))
                 u++;
             fn->st.checked++;
             fn->st.below += u == f->nuse;
@@ -1192,7 +1225,21 @@ static int route_build(nsim_flownet *fn, route *r, const nsim_piece *p,
             r->use[r->nuse++] = (use){k, 0, (double)w / (double)bytes};
             if (rev > 0) {
                 NSIM_TRY(server_index(fn, si.reverse, &k));
-                r->use[r->nuse++] = (use){k, 0, (double)rev / (double)bytes};
+                /* an IB responder's ACKs (at most a 30-byte packet a
+                 * packet: <= 0.8 % of the bytes) load the link back but
+                 * do not hold the flow to the rate of the flows that
+                 * link bounds, as a shared use would under max-min (the
+                 * packet model queues them there and never waits for
+                 * them); reserved at the level the link fills at, they
+                 * overfill it by at most their share of a later rise.
+                 * NVLink responses (up to 15 % of NVLS bytes) stay a
+                 * bound: docs/fidelity.md */
+                uint32_t load = si.wire == NSIM_WIRE_IB ||
+                                        si.wire == NSIM_WIRE_ROCE
+                                    ? USE_LOAD
+                                    : 0;
+                r->use[r->nuse++] =
+                    (use){k, load, (double)rev / (double)bytes};
             }
         }
         if (rev > 0)

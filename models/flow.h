@@ -8,9 +8,11 @@
  * server it crosses (progressive filling, weighted: a flow uses
  * wire_bytes/payload of a server per payload byte, the same header, TLP,
  * response and ACK bytes the packet model charges per packet, computed
- * from nsim_params for the piece's packets of `unit` bytes). Rates are
- * recomputed when flows start or end, or a server's bandwidth changes,
- * once per instant, and only for the flows that use a changed server
+ * from nsim_params for the piece's packets of `unit` bytes; an IB
+ * responder's ACKs load the link back without bounding the flow there,
+ * NVLink responses bound it). Rates are recomputed when flows start or
+ * end, or a server's bandwidth changes, once per instant, and only for
+ * the flows that use a changed server
  * (with the servers they use; flows outside keep their rates as a fixed
  * load); when such a flow's rate falls, the servers it leaves room on are
  * recomputed in turn, for at most nsim_params.flow_passes passes.

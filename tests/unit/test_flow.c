@@ -594,6 +594,87 @@ static void test_fifo_thread_block(void)
     rig_close(&r);
 }
 
+static int ib_dev(nsim_topo *t, nsim_dev_type type, const char *name,
+                  int host, uint32_t *out)
+{
+    nsim_err err;
+    nsim_device d = {.type = type, .host = host, .rank = -1, .rail = -1};
+    snprintf(d.name, sizeof d.name, "%s", name);
+    if (type == NSIM_DEV_GPU)
+        snprintf(d.gen, sizeof d.gen, "h100");
+    if (type == NSIM_DEV_NIC) {
+        d.nic_ports = 1;
+        d.port_bw = 50e9;
+        d.mtu_bytes = 4096;
+        d.gdr = 1;
+        d.link_layer = NSIM_LL_IB;
+    }
+    if (type == NSIM_DEV_SWITCH)
+        d.radix = 64;
+    return nsim_topo_add_device(t, &d, out, &err);
+}
+
+/* An IB responder's ACKs load the link back, and do not bound the flow
+ * they acknowledge (models/flow.c, USE_LOAD). Two hosts' NICs through a
+ * switch, 50 GB/s links: A sends 1 MB one way in 4 KiB packets, B, C and
+ * D 1 MB each the other way, so A's ACKs (30 bytes every 16 packets)
+ * share the links B, C and D fill. A has its links alone: 1 MB at
+ * 50 GB/s x 4096 / 4122 (IB headers) is 20.13 us, and it lands at 20.34
+ * (the hops' latency and a packet's store and forward); B, C and D share
+ * theirs, 3 MB x 4122 / 4096 at 50 GB/s, and land at 60.59 us. Held to
+ * the rate of the flows the link back bounds, as a use that bounds
+ * would hold it, A landed with them, at 60.59 us. */
+static void test_acks_load_not_bound(void)
+{
+    nsim_err err;
+    nsim_params p;
+    nsim_sim *sim;
+    nsim_topo *t;
+    nsim_fabric *f;
+    uint32_t sw, gpu[2], nic[2], up[2];
+    done_log d = {{0}, 0};
+    nsim_params_defaults(&p);
+    CU_ASSERT_FATAL(nsim_sim_create(1, &sim, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_topo_create("acks", &t, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(ib_dev(t, NSIM_DEV_SWITCH, "ib", -1, &sw) == NSIM_OK);
+    for (int h = 0; h < 2; h++) {
+        char name[16];
+        snprintf(name, sizeof name, "gpu%d", h);
+        CU_ASSERT_FATAL(ib_dev(t, NSIM_DEV_GPU, name, h, &gpu[h]) ==
+                        NSIM_OK);
+        snprintf(name, sizeof name, "nic%d", h);
+        CU_ASSERT_FATAL(ib_dev(t, NSIM_DEV_NIC, name, h, &nic[h]) ==
+                        NSIM_OK);
+        CU_ASSERT_FATAL(nsim_topo_add_link(t, gpu[h], nic[h],
+                                           NSIM_LINK_PCIE, 4e9, 100000, 16,
+                                           NULL, &err) == NSIM_OK);
+        CU_ASSERT_FATAL(nsim_topo_add_link(t, nic[h], sw, NSIM_LINK_IB,
+                                           50e9, 60000, 1, &up[h], &err) ==
+                        NSIM_OK);
+    }
+    CU_ASSERT_FATAL(nsim_topo_finalize(t, "acks", &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_create(sim, t, &p, &f, &err) == NSIM_OK);
+    CU_ASSERT_FATAL(nsim_fabric_set_flow(f, &err) == NSIM_OK);
+    static uint32_t there[2], back[2];
+    there[0] = up[0];
+    there[1] = nsim_topo_link(t, up[1])->reverse;
+    back[0] = up[1];
+    back[1] = nsim_topo_link(t, up[0])->reverse;
+    CU_ASSERT(nsim_fabric_send_pieces(f, there, 2, 1000000, 4096, on_done,
+                                      &d, 0, 0) == NSIM_OK);
+    for (uint64_t k = 1; k < 4; k++)
+        CU_ASSERT(nsim_fabric_send_pieces(f, back, 2, 1000000, 4096,
+                                          on_done, &d, k, 0) == NSIM_OK);
+    CU_ASSERT(nsim_sim_run(sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 4);
+    CU_ASSERT(d.at[0] > 20000000 && d.at[0] < 21000000);
+    for (int k = 1; k < 4; k++)
+        CU_ASSERT(d.at[k] > 60000000 && d.at[k] < 61000000);
+    nsim_fabric_destroy(f);
+    nsim_topo_destroy(t);
+    nsim_sim_destroy(sim);
+}
+
 /* A shared port (nsim_fabric_set_fair), packet fidelity: inputs a and b
  * share 10 GB/s from the start, c joins at 100 us and the three share it;
  * a's second piece waits behind its first (FIFO within an input) and
@@ -978,6 +1059,7 @@ CU_TestInfo nsim_test_flow[] = {
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
     {"a bottleneck with a little room left", test_bottleneck_with_room},
     {"fifo_thread_block", test_fifo_thread_block},
+    {"IB ACKs: load on the link back, not a bound", test_acks_load_not_bound},
     {"fair share: a port's inputs share it", test_fair_share_port},
     {"streams: at least stream_min_pieces pieces", test_stream_min_pieces},
     {"kept routes: counted, built again on a change", test_kept_routes},
