@@ -23,6 +23,31 @@
         CU_ASSERT_EQUAL_FATAL(rc_, 0);                                       \
     } while (0)
 
+/* Adds a device of two-host IB rigs: an H100, a one-port 50 GB/s IB NIC
+ * (4 KiB MTU, GPUDirect RDMA) or a 64-port switch with 200 ns between
+ * ports. */
+static inline int nsim_test_ib_device(nsim_topo *t, nsim_dev_type type,
+                                      const char *name, int host,
+                                      uint32_t *out, nsim_err *err)
+{
+    nsim_device d = {.type = type, .host = host, .rank = -1, .rail = -1};
+    snprintf(d.name, sizeof d.name, "%s", name);
+    if (type == NSIM_DEV_GPU)
+        snprintf(d.gen, sizeof d.gen, "h100");
+    if (type == NSIM_DEV_NIC) {
+        d.nic_ports = 1;
+        d.port_bw = 50e9;
+        d.mtu_bytes = 4096;
+        d.gdr = 1;
+        d.link_layer = NSIM_LL_IB;
+    }
+    if (type == NSIM_DEV_SWITCH) {
+        d.radix = 64;
+        d.lat_ps = 200000;
+    }
+    return nsim_topo_add_device(t, &d, out, err);
+}
+
 /* A copy of t whose NVSwitches lack NVLink SHARP ("nvls": false), for
  * tests of choices made where NVLS is not available; t is destroyed. */
 static inline nsim_topo *nsim_test_without_nvls(nsim_topo *t)

@@ -35,41 +35,22 @@ typedef struct rig {
     uint64_t land_bytes[MAXWR];
 } rig;
 
-static int add_dev(nsim_topo *t, nsim_dev_type type, const char *name,
-                   int host, uint32_t *out, nsim_err *err)
-{
-    nsim_device d = {.type = type, .host = host, .rank = -1, .rail = -1};
-    snprintf(d.name, sizeof d.name, "%s", name);
-    if (type == NSIM_DEV_GPU)
-        snprintf(d.gen, sizeof d.gen, "h100");
-    if (type == NSIM_DEV_NIC) {
-        d.nic_ports = 1;
-        d.port_bw = 50e9;
-        d.mtu_bytes = 4096;
-        d.gdr = 1;
-        d.link_layer = NSIM_LL_IB;
-    }
-    if (type == NSIM_DEV_SWITCH) {
-        d.radix = 64;
-        d.lat_ps = 200000;
-    }
-    return nsim_topo_add_device(t, &d, out, err);
-}
-
 static nsim_topo *two_hosts(rig *r)
 {
     nsim_topo *t = NULL;
     uint32_t sw;
     char name[32];
     if (nsim_topo_create("hca", &t, &r->err) != NSIM_OK ||
-        add_dev(t, NSIM_DEV_SWITCH, "ib", -1, &sw, &r->err) != NSIM_OK)
+        nsim_test_ib_device(t, NSIM_DEV_SWITCH, "ib", -1, &sw, &r->err) !=
+            NSIM_OK)
         return NULL;
     for (int h = 0; h < 2; h++) {
         snprintf(name, sizeof name, "gpu%d", h);
-        if (add_dev(t, NSIM_DEV_GPU, name, h, &r->gpu[h], &r->err))
+        if (nsim_test_ib_device(t, NSIM_DEV_GPU, name, h, &r->gpu[h], &r->err))
             return NULL;
         snprintf(name, sizeof name, "nic%d", h);
-        if (add_dev(t, NSIM_DEV_NIC, name, h, &r->nic[h], &r->err) ||
+        if (nsim_test_ib_device(t, NSIM_DEV_NIC, name, h, &r->nic[h],
+                                &r->err) ||
             nsim_topo_add_link(t, r->gpu[h], r->nic[h], NSIM_LINK_PCIE, 4e9,
                                100000, 16, NULL, &r->err) ||
             nsim_topo_add_link(t, r->nic[h], sw, NSIM_LINK_IB, 50e9, 60000,
