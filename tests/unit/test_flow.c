@@ -43,11 +43,13 @@
  * then waits for its peer's slice, which is written to host memory and
  * read back; FIFO links let one channel's reads overlap another's
  * writes, where flows shared fairly move every channel through the same
- * phase at once and the CPU's link idles between them). Rail fat trees are held to 3 % since streams are cut
- * in at least stream_min_pieces pieces (before, 64 KiB pieces reaching
- * a leaf's links in bursts cost the packet model up to 10 %). NVLSTree
- * from 16 MiB: flow up to 3.8 % lower on the big grid (2 hosts 256 MiB
- * and 1 GiB, 8 hosts 16 MiB), its hosts' NVLink ports 87 % busy against
+ * phase at once and the CPU's link idles between them). Rail fat trees
+ * are held to 3 % since streams are cut in at least stream_min_pieces
+ * pieces (before, 64 KiB pieces reaching a leaf's links in bursts cost
+ * the packet model up to 10 %). NVLSTree from 16 MiB: flow up to 3.4 %
+ * lower on the big grid (2 hosts 256 MiB and 1 GiB, 8 hosts 16 MiB;
+ * 2026-12-07, since IB ACKs load the link back without bounding the
+ * flow; 3.8 % before), its hosts' NVLink ports 87 % busy against
  * the packet model's 90 % (2 hosts, 256 MiB): the channels in step
  * through the heads' ports, as on one host's NVLink. */
 #define AGREE_SMALL 0.10
@@ -253,14 +255,6 @@ static int rig_send(rig *r, const uint32_t *path, uint32_t n, uint64_t bytes,
                                    0);
 }
 
-/* More routes than the kept routes' table holds (16,384 slots), used in
- * turn: a miss costs a build and the table's memory, so where more than a
- * quarter of a window's sends (262,144) miss, the table is dropped and
- * every later send is computed (NCCL's default AllReduce on 128 DGX H100,
- * folded: 28,256 routes; a larger table kept them but missed the cache
- * instead, docs/fidelity.md 2026-12-07). 8,000 sizes on one path, in
- * turn: over the first window more than a quarter are built, and all of
- * the next 80,000; the server's counters see every send either way. */
 /* Sends [from, to) of a run of sizes 1000 + i % sizes on path, one at a
  * time, each run to its end; the bytes sent are added to *bytes. */
 static int send_sizes(rig *r, const uint32_t *path, uint64_t from,
@@ -277,6 +271,14 @@ static int send_sizes(rig *r, const uint32_t *path, uint64_t from,
     return rc;
 }
 
+/* More routes than the kept routes' table holds (16,384 slots), used in
+ * turn: a miss costs a build and the table's memory, so where more than a
+ * quarter of a window's sends (262,144) miss, the table is dropped and
+ * every later send is computed (NCCL's default AllReduce on 128 DGX H100,
+ * folded: 28,256 routes; a larger table kept them but missed the cache
+ * instead, docs/fidelity.md 2026-12-07). 8,000 sizes on one path, in
+ * turn: over the first window more than a quarter are built, and all of
+ * the next 80,000; the server's counters see every send either way. */
 static void test_kept_routes_off(void)
 {
     rig r;
