@@ -70,11 +70,64 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
                : NSIM_FIDELITY_PACKET;
 }
 
+/* The first fault that does not strike every host alike, or -1. A QP
+ * error on every connection of a channel (or of every channel) does:
+ * twins fail together, the played ones among them (and so do their
+ * channels' failover policies, which are per channel). A fault that
+ * names ranks, a NIC or a link strikes one place. */
+static int fault_unlike(const nsim_scenario *s)
+{
+    for (uint32_t i = 0; i < s->nfaults; i++) {
+        const nsim_fault *f = &s->faults[i];
+        if (f->kind != NSIM_FAULT_QP_ERROR || f->from >= 0 || f->to >= 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+static int fold_mode_allows(const nsim_scenario *s, nsim_fidelity f)
+{
+    return s->fold == NSIM_FOLD_ON ||
+           (s->fold == NSIM_FOLD_AUTO && f == NSIM_FIDELITY_FLOW);
+}
+
 int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f)
 {
-    return s->nfaults == 0 &&
-           (s->fold == NSIM_FOLD_ON ||
-            (s->fold == NSIM_FOLD_AUTO && f == NSIM_FIDELITY_FLOW));
+    return fault_unlike(s) < 0 && fold_mode_allows(s, f);
+}
+
+/* Why a run whose fold mode allows a fold plays every host: fault k. */
+static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
+{
+    const nsim_fault *f = &s->faults[k];
+    const nsim_topo *t = s->topo;
+    char what[96];
+    if (f->kind == NSIM_FAULT_QP_ERROR && f->from >= 0 && f->to >= 0)
+        snprintf(what, sizeof what, "a QP error on rank %d -> %d", f->from,
+                 f->to);
+    else if (f->kind == NSIM_FAULT_QP_ERROR && f->from >= 0)
+        snprintf(what, sizeof what, "a QP error on rank %d's sends",
+                 f->from);
+    else if (f->kind == NSIM_FAULT_QP_ERROR)
+        snprintf(what, sizeof what, "a QP error on rank %d's receives",
+                 f->to);
+    else if (f->kind == NSIM_FAULT_PORT_DOWN || f->kind == NSIM_FAULT_LOSS)
+        snprintf(what, sizeof what, "%s on %s",
+                 f->kind == NSIM_FAULT_LOSS ? "loss" : "a port down",
+                 nsim_topo_device(t, f->dev)->name);
+    else {
+        const nsim_link *l = nsim_topo_link(t, f->link);
+        snprintf(what, sizeof what, "%s %s -> %s",
+                 f->kind == NSIM_FAULT_LINK_DOWN ? "link down"
+                                                 : "link degraded",
+                 nsim_topo_device(t, l->src)->name,
+                 nsim_topo_device(t, l->dst)->name);
+    }
+    fi->hosts = fi->played = nsim_topo_nhosts(t);
+    snprintf(fi->why_not, sizeof fi->why_not,
+             "faults[%d] (%s) strikes one place, not every host alike "
+             "(a QP error on a whole channel folds)",
+             k, what);
 }
 
 /* What a run over a budget could drop: what made its plan whole. */
@@ -112,6 +165,10 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                        (o->want_trace && o->trace_fold &&
                         nsim_run_may_fold(s, eo.fidelity));
     int may_fold = req->compact_ops && nsim_run_may_fold(s, eo.fidelity);
+    int unlike = fault_unlike(s);
+    if (req->compact_ops && unlike >= 0 && fold_mode_allows(s, eo.fidelity) &&
+        nsim_topo_nhosts(s->topo) >= 4)
+        fault_why_not(s, unlike, &fold); /* --timing says why */
     if (may_fold)
         NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
     int rc = nsim_plan_build(s->topo, req, &plan, err);
@@ -144,11 +201,19 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
         nsim_plan_destroy(plan);
-        return NSIM_ERR(err, rc, "%s: %llu bytes: %s%s", s->source,
+        char folded[160] = "";
+        if (rc == NSIM_EFAULT && fold.played < fold.hosts)
+            snprintf(folded, sizeof folded,
+                     " (folded: %u of %u hosts played, each standing for "
+                     "its twins, so the ranks named may be a twin's; "
+                     "--fold off names the whole cluster's)",
+                     fold.played, fold.hosts);
+        return NSIM_ERR(err, rc, "%s: %llu bytes: %s%s%s", s->source,
                         (unsigned long long)bytes, msg,
                         rc == NSIM_EBUDGET ? budget_hint(s, o, req->compact_ops,
                                                        may_fold)
-                                           : "");
+                                           : "",
+                        folded);
     }
     /* nccl-tests times an op as the longer of the GPUs' and the host
      * thread's launches (exec.h); -G takes the launches off the path,

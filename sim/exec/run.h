@@ -81,7 +81,9 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes);
 double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes);
 
 /* Whether a run at fidelity f may fold (plan/fold.h): the scenario's
- * fold mode allows it and no fault plan breaks the symmetry. */
+ * fold mode allows it and no fault breaks the symmetry (a QP error on
+ * every connection of a channel strikes every host alike; a fault that
+ * names ranks, a NIC or a link does not: --timing then says which). */
 int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f);
 
 /* nccl-tests' byte count for a requested size (0: below what the

@@ -398,8 +398,20 @@ static void test_fold_run_policy(void)
     CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_PACKET));
     s.fold = NSIM_FOLD_ON;
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_PACKET));
-    s.nfaults = 1;
+    /* a QP error on a whole channel strikes every host alike; one that
+     * names a rank, or a NIC's port, strikes one place */
+    nsim_fault faults[2] = {
+        {.kind = NSIM_FAULT_QP_ERROR, .channel = 1, .from = -1, .to = -1},
+        {.kind = NSIM_FAULT_QP_ERROR, .channel = -1, .from = -1, .to = -1}};
+    s.faults = faults;
+    s.nfaults = 2;
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    faults[1].to = 3;
     CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    faults[1] = (nsim_fault){.kind = NSIM_FAULT_PORT_DOWN, .channel = -1,
+                             .from = -1, .to = -1};
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    s.faults = NULL;
     s.nfaults = 0;
     s.fold = NSIM_FOLD_OFF;
     CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
@@ -476,6 +488,74 @@ static void test_fold_alltoall(void)
                     "%.2f us\n",
             folded.time_us, whole.time_us);
     CU_ASSERT(fabs(folded.time_us - whole.time_us) < 0.01 * whole.time_us);
+    nsim_scenario_destroy(s);
+    nsim_topo_destroy(t);
+}
+
+/* A fault plan folds where it strikes every host alike: QP errors on
+ * whole channels (every twin's connection of the channel fails at the
+ * same moment, the played ones among them) give the whole ring's time,
+ * failover and all; a fault on one NIC plays every host and says which;
+ * a failing folded run says that the ranks it names may be a twin's. */
+static void test_fold_faults(void)
+{
+    const char *alike =
+        ", \"algorithm\": \"Ring\", \"qps_per_connection\": 2, "
+        "\"failover\": \"%s\", \"faults\": [{\"at\": \"50 us\", "
+        "\"kind\": \"qp_error\", \"channel\": 1, \"qp\": 0}, "
+        "{\"at\": \"80 us\", \"kind\": \"qp_error\", \"qp\": 1%s}]";
+    char extra[512];
+    nsim_topo *t = cluster(8, 0);
+    snprintf(extra, sizeof extra, alike, "rebind_qp", ", \"channel\": 3");
+    nsim_scenario *s = flow_scenario(t, "qp_alike", "all_reduce_perf", extra);
+    nsim_run_row folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    nsim_run_row whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
+    nsim_scenario_destroy(s);
+    CU_ASSERT_EQUAL(folded.fold.played, 2);
+    CU_ASSERT_EQUAL(whole.fold.played, 8);
+    CU_ASSERT(folded.events < whole.events / 3);
+    CU_ASSERT_EQUAL(folded.time_us, whole.time_us);
+    /* the faults cost time: the same run without them is faster */
+    s = flow_scenario(t, "qp_none", "all_reduce_perf",
+                      ", \"algorithm\": \"Ring\", "
+                      "\"qps_per_connection\": 2");
+    nsim_run_row clean = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    nsim_scenario_destroy(s);
+    CU_ASSERT(clean.time_us < whole.time_us);
+    fprintf(stderr, "\n  QP errors on whole channels, 8 hosts, 16 MiB: "
+                    "folded %.2f us, whole %.2f us (no faults %.2f us)\n",
+            folded.time_us, whole.time_us, clean.time_us);
+
+    /* policy fail: the folded run fails as the whole one does */
+    snprintf(extra, sizeof extra, alike, "fail", "");
+    s = flow_scenario(t, "qp_fail", "all_reduce_perf", extra);
+    nsim_run_opts o = {0, 0, 0};
+    nsim_run_row row;
+    nsim_err err;
+    CU_ASSERT_EQUAL(nsim_run_size(s, &o, nsim_run_test_bytes(s, 16u << 20),
+                                  &row, NULL, NULL, &err),
+                    NSIM_EFAULT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "failover policy: fail"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "folded: 2 of 8 hosts played"));
+    s->fold = NSIM_FOLD_OFF;
+    CU_ASSERT_EQUAL(nsim_run_size(s, &o, nsim_run_test_bytes(s, 16u << 20),
+                                  &row, NULL, NULL, &err),
+                    NSIM_EFAULT);
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "folded"));
+    nsim_scenario_destroy(s);
+
+    /* one NIC's port: every host plays, and the row says why */
+    s = flow_scenario(t, "port", "all_reduce_perf",
+                      ", \"algorithm\": \"Ring\", \"qps_per_connection\": 2, "
+                      "\"failover\": \"rebind_nic\", \"faults\": "
+                      "[{\"at\": \"50 us\", \"kind\": \"qp_error\", "
+                      "\"channel\": 2, \"qp\": 0}, {\"at\": \"60 us\", "
+                      "\"kind\": \"port_down\", \"nic\": \"h2.nic3\"}]");
+    row = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    CU_ASSERT_EQUAL(row.fold.played, 8);
+    CU_ASSERT_EQUAL(row.fold.hosts, 8);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(row.fold.why_not, "faults[1] (a port down on h2.nic3)"));
     nsim_scenario_destroy(s);
     nsim_topo_destroy(t);
 }
@@ -673,6 +753,7 @@ CU_TestInfo nsim_test_fold[] = {
     {"refusals", test_fold_refusals},
     {"run policy", test_fold_run_policy},
     {"alltoall", test_fold_alltoall},
+    {"faults", test_fold_faults},
     {"alltoall refusals", test_fold_alltoall_refusals},
     {"tree plans", test_fold_tree_plans},
     {"tree runs", test_fold_tree_runs},
