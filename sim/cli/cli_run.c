@@ -407,7 +407,12 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
                                 "%u",
                         f->played, f->hosts, f->first_played);
-            if (f->net_unlike > 0)
+            if (f->net_unlike > 0 && f->partner != UINT32_MAX)
+                fprintf(stderr, " (%u of %u NET connections have a faster "
+                                "route than the played, by up to %.2f us)",
+                        f->net_unlike, f->net_conns,
+                        (double)f->lat_diff_ps / 1e6);
+            else if (f->net_unlike > 0)
                 fprintf(stderr, " (%u of %u NET connections have a faster "
                                 "route than the played, by up to %.2f us: "
                                 "%.2f us over the ring's laps, where it is "

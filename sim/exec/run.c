@@ -173,7 +173,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
     int rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK && may_fold &&
-        (req->coll != NSIM_COLL_ALLTOALL || req->fold_senders) &&
+        (!nsim_coll_is_p2p(req->coll) || req->fold_senders) &&
         ((req->algo != NSIM_ALGO_NVLSTREE && req->algo != NSIM_ALGO_TREE) ||
          req->coll != NSIM_COLL_ALLREDUCE || req->fold_tree))
         rc = nsim_plan_fold(s->topo, plan, &fold, err);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * fold.c - symmetry folding of ring and AllToAll plans (see fold.h).
+ * fold.c - symmetry folding of ring, tree, AllToAll and SendRecv plans
+ * (see fold.h).
  */
 #include "fold.h"
 
@@ -822,8 +823,8 @@ static int rewrite(const fold *f, nsim_plan *p)
     return NSIM_OK;
 }
 
-/* ---- AllToAll ---------------------------------------------------------
- * Every rank sends to every other. On identical hosts every host sends
+/* ---- AllToAll and SendRecv --------------------------------------------
+ * Every rank sends to every other (SendRecv: below). On identical hosts every host sends
  * and receives the same: two played hosts a and b stand for all when
  * each sends what its host sends (the planner plans their senders alone,
  * fold_senders) and every send that crosses the network lands on the
@@ -834,8 +835,8 @@ static int rewrite(const fold *f, nsim_plan *p)
  * counted (the fabric beyond a's and b's switches carries nothing: a
  * fold cannot see contention there, so RoCE's ECMP refuses it). */
 
-/* Hosts alike enough to fold an AllToAll or a tree (at least min_hosts
- * of them): 1, or 0 with why, or NSIM_ENOMEM. */
+/* Hosts alike enough to fold an AllToAll, a SendRecv or a tree (at
+ * least min_hosts of them): 1, or 0 with why, or NSIM_ENOMEM. */
 static int hosts_alike(nsim_topo *t, uint32_t nranks, uint32_t min_hosts,
                        hostmap *hm, nsim_fold_info *fi)
 {
@@ -888,6 +889,35 @@ static uint32_t alltoall_partner(const hostmap *hm, nsim_topo *t, uint32_t a)
     return (a + 1) % hm->nhosts;
 }
 
+/* SendRecv (nccl-tests': rank r sends to r + 1, receives from r - 1):
+ * every host sends its last rank's data to the next host and receives
+ * from the one before, the rest on the host. Two played hosts a and
+ * a + 1 stand for all as an AllToAll's do (a sends to a + 1; a + 1's
+ * send to a + 2 lands on a): a is the host whose route to the next is
+ * the slowest (least bandwidth, then most latency), since the whole
+ * SendRecv ends with its slowest pair. */
+static uint32_t sendrecv_first(const hostmap *hm, nsim_topo *t)
+{
+    uint32_t nic = UINT32_MAX, best = 0;
+    const nsim_route *slowest = NULL;
+    for (uint32_t i = 0; i < hm->ndev && nic == UINT32_MAX; i++)
+        if (nsim_topo_device(t, host_dev(hm, 0, i))->type == NSIM_DEV_NIC)
+            nic = i;
+    for (uint32_t h = 0; nic != UINT32_MAX && h < hm->nhosts; h++) {
+        const nsim_route *r;
+        if (nsim_topo_route(t, host_dev(hm, h, nic),
+                            host_dev(hm, (h + 1) % hm->nhosts, nic), &r,
+                            NULL) != NSIM_OK)
+            continue;
+        if (slowest == NULL || r->bw < slowest->bw ||
+            (r->bw == slowest->bw && r->lat_ps > slowest->lat_ps)) {
+            slowest = r;
+            best = h;
+        }
+    }
+    return best;
+}
+
 /* ---- Tree and NVLSTree ------------------------------------------------
  * Per channel one of NCCL's two binary trees between hosts: a host's
  * work there depends on its role (depth, height, children), and the two
@@ -909,13 +939,17 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
     int tree = req->coll == NSIM_COLL_ALLREDUCE &&
                (req->algo == NSIM_ALGO_NVLSTREE ||
                 req->algo == NSIM_ALGO_TREE);
-    if ((req->coll != NSIM_COLL_ALLTOALL && !tree) || !req->compact_ops)
+    if ((!nsim_coll_is_p2p(req->coll) && !tree) || !req->compact_ops)
         return NSIM_OK;
     hostmap hm = {0};
     /* a tree of fewer than 8 hosts plays about all of them */
     int rc = hosts_alike(t, nsim_topo_nranks(t), tree ? 8 : 4, &hm, info);
     if (rc == 1 && tree) {
         req->fold_tree = 1;
+    } else if (rc == 1 && req->coll == NSIM_COLL_SENDRECV) {
+        req->fold_senders = 1;
+        req->fold_host[0] = sendrecv_first(&hm, t);
+        req->fold_host[1] = (req->fold_host[0] + 1) % hm.nhosts;
     } else if (rc == 1) {
         req->fold_senders = 1;
         req->fold_host[0] = 0;
@@ -962,11 +996,13 @@ static int fold_alltoall(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
                 return refuse(fi, "a NET connection has no route");
             if (whole->bw != played->bw)
                 return refuse(fi, "the route %s -> %s is %s than the "
-                                  "played one (AllToAll crosses every "
-                                  "route)",
+                                  "played one (%s)",
                               whole->bw < played->bw ? "narrower" : "wider",
                               nsim_topo_device(t, c->send_nic)->name,
-                              nsim_topo_device(t, c->recv_nic)->name);
+                              nsim_topo_device(t, c->recv_nic)->name,
+                              p->req.coll == NSIM_COLL_ALLTOALL
+                                  ? "AllToAll crosses every route"
+                                  : "SendRecv ends with its slowest pair");
             count_unlike(whole, played, fi);
         }
     fi->played = 2;
@@ -987,7 +1023,8 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
          p->req.coll != NSIM_COLL_ALLGATHER &&
          p->req.coll != NSIM_COLL_REDUCESCATTER))
         return refuse(fi, "only ring AllReduce, AllGather and ReduceScatter, "
-                          "Tree and NVLSTree AllReduce and AllToAll fold");
+                          "Tree and NVLSTree AllReduce, AllToAll and "
+                          "SendRecv fold");
     if (nsim_topo_nnodes(t) != nh)
         return refuse(fi, "NVLink domains span hosts");
     if (nh < 4)

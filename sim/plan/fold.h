@@ -25,7 +25,9 @@
  * and receive every send of the other that crosses the network, on the
  * rank and NIC of the receiver's local index: each then sends, receives
  * and proxies what a host does. Routes of another bandwidth than the
- * played one refuse; RoCE (ECMP hashing) refuses.
+ * played one refuse; RoCE (ECMP hashing) refuses. SendRecv (rank r to
+ * r + 1) folds the same way, on the host whose route to the next is the
+ * slowest and that next host.
  *
  * Tree and NVLSTree AllReduce: a host's work depends on its roles in
  * NCCL's two trees; the hosts played are one per role (about

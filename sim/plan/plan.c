@@ -826,11 +826,12 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
                         "a ring needs at least 2 GPUs, the topology has %u",
                         nsim_topo_nranks(t));
     if (req->fold_senders &&
-        (req->coll != NSIM_COLL_ALLTOALL ||
+        (!nsim_coll_is_p2p(req->coll) ||
          req->fold_host[0] >= nsim_topo_nhosts(t) ||
          req->fold_host[1] >= nsim_topo_nhosts(t)))
         return NSIM_ERR(err, NSIM_EINVAL, "senders of hosts %u and %u: "
-                        "expected an AllToAll and hosts 0..%u",
+                        "expected an AllToAll or SendRecv and hosts "
+                        "0..%u",
                         req->fold_host[0], req->fold_host[1],
                         nsim_topo_nhosts(t) - 1);
     if (req->root >= nsim_topo_nranks(t))

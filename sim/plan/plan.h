@@ -174,7 +174,8 @@ typedef struct nsim_plan_req {
      * memory rather than O(ranks x channels x ops). Plans written out, traced or executed
      * on hardware keep the placement (0). */
     uint32_t compact_ops;
-    /* AllToAll to be folded (fold.h): 0 plans every rank's sends; 1 only
+    /* AllToAll or SendRecv to be folded (fold.h): 0 plans every rank's
+     * sends; 1 only
      * those of the ranks of hosts fold_host[0] and fold_host[1] (with
      * their receives, wherever the receiver is), on hosts that
      * nsim_plan_fold_prepare found alike */

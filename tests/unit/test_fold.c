@@ -560,6 +560,35 @@ static void test_fold_faults(void)
     nsim_topo_destroy(t);
 }
 
+/* nccl-tests' SendRecv (rank r to r + 1): two played hosts, the first
+ * of them the one whose route to the next is the slowest, give the whole
+ * run's time: on one leaf (hosts 0 and 1), and across two leaves (8 and
+ * 4 hosts a rail: hosts 7 and 8, whose pair crosses the spine), small
+ * and large. */
+static void test_fold_sendrecv(void)
+{
+    static const uint32_t nodes[2] = {8, 12}, radix[2] = {0, 16};
+    static const uint32_t first[2] = {0, 7};
+    static const uint64_t sizes[2] = {64u << 10, 64u << 20};
+    for (int k = 0; k < 2; k++) {
+        nsim_topo *t = cluster(nodes[k], radix[k]);
+        nsim_scenario *s = flow_scenario(t, "sendrecv", "sendrecv_perf", "");
+        for (int z = 0; z < 2; z++) {
+            nsim_run_row folded = run_size(s, sizes[z], NSIM_FOLD_AUTO);
+            nsim_run_row whole = run_size(s, sizes[z], NSIM_FOLD_OFF);
+            CU_ASSERT_EQUAL(folded.fold.hosts, nodes[k]);
+            CU_ASSERT_EQUAL(folded.fold.played, 2);
+            CU_ASSERT_EQUAL(folded.fold.first_played, first[k]);
+            CU_ASSERT_EQUAL(folded.fold.partner, first[k] + 1);
+            CU_ASSERT_EQUAL(whole.fold.played, nodes[k]);
+            CU_ASSERT(folded.events < whole.events / 3);
+            CU_ASSERT_EQUAL(folded.time_us, whole.time_us);
+        }
+        nsim_scenario_destroy(s);
+        nsim_topo_destroy(t);
+    }
+}
+
 /* Refused AllToAll folds: RoCE (ECMP collisions depend on every host's
  * flows) before planning; a fabric whose routes differ in bandwidth
  * (rail 0's second leaf reaches the spines at half the speed) after
@@ -754,6 +783,7 @@ CU_TestInfo nsim_test_fold[] = {
     {"run policy", test_fold_run_policy},
     {"alltoall", test_fold_alltoall},
     {"faults", test_fold_faults},
+    {"sendrecv", test_fold_sendrecv},
     {"alltoall refusals", test_fold_alltoall_refusals},
     {"tree plans", test_fold_tree_plans},
     {"tree runs", test_fold_tree_runs},
