@@ -92,6 +92,9 @@ if [ $quick = 0 ]; then
     run "NCCL default, --fold off" 16 all_reduce_perf 1G - --fold off
     run "NCCL default allreduce 1 GiB" 128 all_reduce_perf 1G -
     run "NCCL default allreduce 1 GiB" 16384 all_reduce_perf 1G 60
+    # nccl-tests' SendRecv (rank r to r + 1), folded onto the pair of
+    # hosts with the slowest route (docs/fold.md, "SendRecv")
+    run "sendrecv 1 GiB" 2048 sendrecv_perf 1G -
 fi
 # SimGrid's S4U ring AllReduce 1 GiB on the same shape of cluster (8 GPUs
 # a host, 300 GB/s NVLink, a 50 GB/s NIC per GPU; scripts/simgrid_ring.c),
