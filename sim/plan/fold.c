@@ -824,16 +824,17 @@ static int rewrite(const fold *f, nsim_plan *p)
 }
 
 /* ---- AllToAll and SendRecv --------------------------------------------
- * Every rank sends to every other (SendRecv: below). On identical hosts every host sends
- * and receives the same: two played hosts a and b stand for all when
- * each sends what its host sends (the planner plans their senders alone,
- * fold_senders) and every send that crosses the network lands on the
- * other played host, on the rank and NIC of the receiver's local index.
- * Each played host then sends, receives and proxies what every host
- * does, over the same NICs, PCIe and NVLink. b is a host whose route from
- * a has the number of hops most of a's peers see; the other routes are
- * counted (the fabric beyond a's and b's switches carries nothing: a
- * fold cannot see contention there, so RoCE's ECMP refuses it). */
+ * Every rank sends to every other (SendRecv: below). On identical hosts
+ * every host sends and receives the same: two played hosts a and b
+ * stand for all when each sends what its host sends (the planner plans
+ * their senders alone, fold_senders) and every send that crosses the
+ * network lands on the other played host, on the rank and NIC of the
+ * receiver's local index. Each played host then sends, receives and
+ * proxies what every host does, over the same NICs, PCIe and NVLink. b
+ * is a host whose route from a has the number of hops most of a's peers
+ * see; the other routes are counted (the fabric beyond a's and b's
+ * switches carries nothing: a fold cannot see contention there, so
+ * RoCE's ECMP refuses it). */
 
 /* Hosts alike enough to fold an AllToAll, a SendRecv or a tree (at
  * least min_hosts of them): 1, or 0 with why, or NSIM_ENOMEM. */
