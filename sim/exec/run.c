@@ -101,7 +101,7 @@ static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
 {
     const nsim_fault *f = &s->faults[k];
     const nsim_topo *t = s->topo;
-    char what[96];
+    char what[2 * NSIM_NAME_MAX + 32];
     if (f->kind == NSIM_FAULT_QP_ERROR && f->from >= 0 && f->to >= 0)
         snprintf(what, sizeof what, "a QP error on rank %d -> %d", f->from,
                  f->to);
@@ -124,10 +124,12 @@ static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
                  nsim_topo_device(t, l->dst)->name);
     }
     fi->hosts = fi->played = nsim_topo_nhosts(t);
-    snprintf(fi->why_not, sizeof fi->why_not,
-             "faults[%d] (%s) strikes one place, not every host alike "
-             "(a QP error on a whole channel folds)",
-             k, what);
+    /* (two long device names may cut the end: the fault comes first) */
+    if (snprintf(fi->why_not, sizeof fi->why_not,
+                 "faults[%d] (%s) strikes one place, not every host alike "
+                 "(a QP error on a whole channel folds)",
+                 k, what) < 0)
+        fi->why_not[0] = '\0';
 }
 
 /* What a run over a budget could drop: what made its plan whole. */

@@ -1146,21 +1146,26 @@ int nsim_topo_nearest(nsim_topo *t, uint32_t dev, nsim_dev_type type,
 uint32_t nsim_topo_pxn_gpu(nsim_topo *t, uint32_t gpu, uint32_t nic)
 {
     const nsim_route *own, *r, *best = NULL;
-    uint32_t via = UINT32_MAX;
+    uint32_t via = UINT32_MAX, n;
     if (nsim_topo_route(t, gpu, nic, &own, NULL) != NSIM_OK ||
         own->type <= NSIM_PATH_PXN)
         return UINT32_MAX;
-    for (uint32_t i = 0; i < nsim_topo_nranks(t); i++) {
-        uint32_t g = nsim_topo_rank_device(t, i);
-        if (g == gpu ||
-            nsim_topo_device(t, g)->host != nsim_topo_device(t, gpu)->host ||
+    /* the GPUs of its host (not every rank: a NET connection of a
+     * 131,072-GPU AllToAll asks this), the best path to the NIC, ties
+     * to the lowest rank */
+    const uint32_t *on = nsim_topo_host_devices(t, t->devs[gpu].host, &n);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t g = on[k];
+        if (g == gpu || t->devs[g].type != NSIM_DEV_GPU ||
             nsim_topo_route(t, gpu, g, &r, NULL) != NSIM_OK ||
             r->type != NSIM_PATH_NVL ||
             nsim_topo_route(t, g, nic, &r, NULL) != NSIM_OK ||
             r->type > NSIM_PATH_PXB)
             continue;
         if (best == NULL || r->type < best->type ||
-            (r->type == best->type && r->bw > best->bw)) {
+            (r->type == best->type &&
+             (r->bw > best->bw ||
+              (r->bw == best->bw && t->devs[g].rank < t->devs[via].rank)))) {
             best = r;
             via = g;
         }
