@@ -867,12 +867,18 @@ static void walk_back(path_walk *w, uint32_t dev, uint32_t d, double bw)
         w->bws[w->npaths++] = bw;
         return;
     }
-    /* incoming links of dev are the reverses of its outgoing links */
+    /* incoming links of dev are the reverses of its outgoing links; the
+     * distance is tested first, from the outgoing link's far end (the
+     * incoming one's source), so that the incoming link is read only
+     * where it may be on a path: a spine of a large fabric has thousands
+     * of links and one or two lead back toward src */
     for (uint32_t k = t->out_start[dev]; k < t->out_start[dev + 1]; k++) {
         const nsim_link *rev = &t->links[t->out_links[k]];
+        uint32_t prev = rev->dst;
+        if (dist_of(t, prev) != d - 1)
+            continue;
         const nsim_link *in = &t->links[rev->reverse];
-        uint32_t prev = in->src;
-        if (!(w->pc->link_mask & (1u << in->type)) || dist_of(t, prev) != d - 1)
+        if (!(w->pc->link_mask & (1u << in->type)))
             continue;
         if (prev != w->src &&
             !(w->pc->transit_mask & (1u << t->devs[prev].type)))
