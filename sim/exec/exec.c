@@ -681,9 +681,15 @@ static uint64_t estimate_memory(const nsim_plan *plan, nsim_exec_estimate *e)
         else
             e->local_conns++;
     }
-    return EST_FIXED_BYTES + (uint64_t)e->net_conns * EST_NET_CONN_BYTES +
-           (uint64_t)e->local_conns * EST_LOCAL_CONN_BYTES +
-           (uint64_t)plan->nlanes * EST_LANE_BYTES;
+    return nsim_exec_state_bytes(e->net_conns, e->local_conns,
+                                 plan->nlanes);
+}
+
+uint64_t nsim_exec_state_bytes(uint64_t net_conns, uint64_t local_conns,
+                               uint64_t lanes)
+{
+    return EST_FIXED_BYTES + net_conns * EST_NET_CONN_BYTES +
+           local_conns * EST_LOCAL_CONN_BYTES + lanes * EST_LANE_BYTES;
 }
 
 int nsim_exec_estimate_plan(nsim_topo *topo, const nsim_plan *plan,

@@ -125,6 +125,12 @@ NSIM_NODISCARD int nsim_exec_estimate_plan(nsim_topo *topo,
                                            nsim_exec_estimate *out,
                                            nsim_err *err);
 
+/* The simulation state that net_conns NET connections, local_conns
+ * others and lanes thread blocks take at least (the estimate's own
+ * figures): what a run can weigh before its plan is built. */
+uint64_t nsim_exec_state_bytes(uint64_t net_conns, uint64_t local_conns,
+                               uint64_t lanes);
+
 /* The defaults: memory 75% of what the machine has available now
  * (MemAvailable, else the physical memory), so a run never swaps nor
  * meets the OOM killer; events 2e10 (hours of wall time). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "sim/core/units.h"
 #include "sim/plan/tune.h"
 
 int nsim_run_request(const nsim_scenario *s, uint64_t bytes,
@@ -145,6 +146,41 @@ static const char *budget_hint(const nsim_scenario *s, const nsim_run_opts *o,
     return "";
 }
 
+/* An AllToAll's NET connections are at least one from each sending
+ * rank (every rank, or the played hosts' when it folds) to each rank
+ * off its host: on 131,072 GPUs 2.1 M of them even folded, and routing
+ * them takes minutes before the run's own estimate could refuse. Their
+ * state, weighed first, stops such a run at once. */
+static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
+                           nsim_err *err)
+{
+    uint32_t n = nsim_topo_nranks(s->topo), hosts = nsim_topo_nhosts(s->topo);
+    uint64_t max_mem = s->max_memory;
+    if (max_mem == 0)
+        nsim_exec_default_budget(NULL, &max_mem);
+    if (req->coll != NSIM_COLL_ALLTOALL || hosts < 2 || max_mem == UINT64_MAX)
+        return NSIM_OK;
+    uint64_t per_host = (n + hosts - 1) / hosts;
+    uint64_t senders = req->fold_senders ? 2 * per_host : n;
+    uint64_t net = senders * (n > per_host ? n - per_host : 0);
+    uint64_t need = nsim_exec_state_bytes(net, 0, 0);
+    if (need <= max_mem)
+        return NSIM_OK;
+    char needs[32], have[32];
+    nsim_units_format_size(need, needs, sizeof needs);
+    nsim_units_format_size(max_mem, have, sizeof have);
+    return NSIM_ERR(err, NSIM_EBUDGET,
+                    "over the memory budget: this AllToAll needs at least "
+                    "%llu NET connections (%llu%s sending ranks, each to "
+                    "every rank off its host), about %s of simulation "
+                    "state, before any plan; --max-memory is %s%s; raise "
+                    "it, or simulate an AllToAll group of fewer ranks",
+                    (unsigned long long)net, (unsigned long long)senders,
+                    req->fold_senders ? " played" : "", needs, have,
+                    s->max_memory ? "" : " (the default: 75% of the "
+                                         "memory available)");
+}
+
 static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                     nsim_plan_req *req, nsim_run_row *row,
                     nsim_plan **kept_plan, nsim_exec_result *kept_res,
@@ -173,7 +209,9 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         fault_why_not(s, unlike, &fold); /* --timing says why */
     if (may_fold)
         NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
-    int rc = nsim_plan_build(s->topo, req, &plan, err);
+    int rc = alltoall_budget(s, req, err);
+    if (rc == NSIM_OK)
+        rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK && may_fold &&
         (!nsim_coll_is_p2p(req->coll) || req->fold_senders) &&
         ((req->algo != NSIM_ALGO_NVLSTREE && req->algo != NSIM_ALGO_TREE) ||

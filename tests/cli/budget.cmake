@@ -62,3 +62,14 @@ nsim_expect(cli.budget.plan_json 1
             NO_FILE budget_plan_json.json)
 nsim_expect(cli.budget.plan_json_fits 0
             CMD ${NCCLSIM} plan ${S}/dgx-h100-2node-allreduce.json --max-memory 8M -o budget_plan_fits.json)
+# an AllToAll's NET connections are weighed before its plan (on 131,072
+# GPUs, 2.1 M of them even folded: minutes of routing before the run's
+# own estimate): every rank sends to every rank off its host
+nsim_expect(cli.budget.alltoall_early 1
+            CMD ${R} --collective alltoall -b 1M -e 1M --max-memory 1M --json budget_a2a.json
+            ERR "1048576 bytes: over the memory budget: this AllToAll needs at least 128 NET connections \\(16 sending ranks, each to every rank off its host\\), about [0-9.]+ MiB of simulation state, before any plan; --max-memory is 1.0 MiB"
+            NO_FILE budget_a2a.json)
+# folded, the played hosts' ranks send (4 hosts alike: 2 played)
+nsim_expect(cli.budget.alltoall_early_folded 1
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 4M
+            ERR "this AllToAll needs at least 384 NET connections \\(16 played sending ranks")
