@@ -11,6 +11,16 @@
 #include "sim/core/units.h"
 #include "sim/plan/tune.h"
 
+/* The scenario's memory budget, or the machine's default (exec.h);
+ * UINT64_MAX: none. */
+static uint64_t memory_budget(const nsim_scenario *s)
+{
+    uint64_t max_mem = s->max_memory;
+    if (max_mem == 0)
+        nsim_exec_default_budget(NULL, &max_mem);
+    return max_mem;
+}
+
 int nsim_run_request(const nsim_scenario *s, uint64_t bytes,
                      nsim_plan_req *req, double *pred_us, nsim_err *err)
 {
@@ -26,9 +36,7 @@ int nsim_run_request(const nsim_scenario *s, uint64_t bytes,
     nsim_scenario_fit_request(s, req);
     /* the plan is built before a run's own budget check: it gets the
      * same memory budget (and so do plan, explain and validate) */
-    uint64_t max_mem = s->max_memory;
-    if (max_mem == 0)
-        nsim_exec_default_budget(NULL, &max_mem);
+    uint64_t max_mem = memory_budget(s);
     req->max_plan_bytes = max_mem == UINT64_MAX ? 0 : max_mem;
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
@@ -155,9 +163,7 @@ static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
                            nsim_err *err)
 {
     uint32_t n = nsim_topo_nranks(s->topo), hosts = nsim_topo_nhosts(s->topo);
-    uint64_t max_mem = s->max_memory;
-    if (max_mem == 0)
-        nsim_exec_default_budget(NULL, &max_mem);
+    uint64_t max_mem = memory_budget(s);
     if (req->coll != NSIM_COLL_ALLTOALL || hosts < 2 || max_mem == UINT64_MAX)
         return NSIM_OK;
     uint64_t per_host = (n + hosts - 1) / hosts;
