@@ -536,6 +536,12 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
         free(sizes);
         return NSIM_EBUDGET;
     }
+    char why[sizeof rows[0].fold.why_not];
+    if (!ro->analytic && nsizes > 0 &&
+        nsim_run_fault_blocks_fold(s, sizes[nsizes - 1], why, sizeof why))
+        /* before the run, which may then take minutes */
+        fprintf(stderr, "# note: every host of %u played: %s\n",
+                nsim_topo_nhosts(s->topo), why);
     int rc = NSIM_OK;
     for (size_t i = 0; i < nsizes; i++) {
         if (kp != NULL) { /* keep only the largest size's details */

@@ -105,6 +105,16 @@ int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f)
     return fault_unlike(s) < 0 && fold_mode_allows(s, f);
 }
 
+/* The fault that keeps a run at fidelity f from folding where its fold
+ * mode would fold it (hosts enough to fold), or -1. */
+static int fault_blocks(const nsim_scenario *s, nsim_fidelity f)
+{
+    int k = fault_unlike(s);
+    return k >= 0 && fold_mode_allows(s, f) && nsim_topo_nhosts(s->topo) >= 4
+               ? k
+               : -1;
+}
+
 /* Why a run whose fold mode allows a fold plays every host: fault k. */
 static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
 {
@@ -139,6 +149,17 @@ static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
                  "(a QP error on a whole channel folds)",
                  k, what) < 0)
         fi->why_not[0] = '\0';
+}
+
+int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
+                               char *why, size_t n)
+{
+    int k = fault_blocks(s, nsim_run_fidelity(s, bytes));
+    nsim_fold_info fi = {0};
+    if (k >= 0)
+        fault_why_not(s, k, &fi);
+    snprintf(why, n, "%s", fi.why_not);
+    return k >= 0;
 }
 
 /* What a run over a budget could drop: what made its plan whole. */
@@ -209,10 +230,9 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                        (o->want_trace && o->trace_fold &&
                         nsim_run_may_fold(s, eo.fidelity));
     int may_fold = req->compact_ops && nsim_run_may_fold(s, eo.fidelity);
-    int unlike = fault_unlike(s);
-    if (req->compact_ops && unlike >= 0 && fold_mode_allows(s, eo.fidelity) &&
-        nsim_topo_nhosts(s->topo) >= 4)
-        fault_why_not(s, unlike, &fold); /* --timing says why */
+    int blocking = fault_blocks(s, eo.fidelity);
+    if (req->compact_ops && blocking >= 0)
+        fault_why_not(s, blocking, &fold); /* --timing says why */
     if (may_fold)
         NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
     int rc = alltoall_budget(s, req, err);

@@ -86,6 +86,11 @@ double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes);
  * names ranks, a NIC or a link does not: --timing then says which). */
 int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f);
 
+/* Whether a fault keeps a run of bytes from folding where its fold mode
+ * would fold it; why: the fault, as --timing names it (empty if not). */
+int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
+                               char *why, size_t n);
+
 /* nccl-tests' byte count for a requested size (0: below what the
  * collective can split). */
 uint64_t nsim_run_test_bytes(const nsim_scenario *s, uint64_t size);

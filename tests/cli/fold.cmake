@@ -103,3 +103,19 @@ nsim_expect_file(cli.fold.latency
                  ERR "# timing: 1048576 B: [^\n]*folded: 8 of 16 hosts played from host 7 \\(4 of 32 NET connections have a faster route than the played, by up to 0\\.52 us: 2\\.08 us over the ring's laps, where it is latency-bound\\)\n# timing: 16777216 B: [^\n]*folded: 4 of 16 hosts played from host 7 [^\n]*: 6\\.24 us over[^\n]*\n# timing: 268435456 B: [^\n]*folded: 2 of 16 hosts played from host 7 [^\n]*: 14\\.56 us over"
                  FILE fold_latency.json
                  RE "\"size\":[ \t]*1048576,.*\"hosts_played\":[ \t]*8,[ \t\n]*\"fold_latency_added_us\":[ \t]*2\\.08")
+# a fault plan folds where it strikes every host alike (QP errors on a
+# whole channel): the same row as every host played; one that strikes
+# one place (a NIC's port) plays every host, and says so before the run
+# (which may then take minutes) and in --timing
+set(FROW "\n +16777216 +4194304 +float +sum +-1 +359\\.55 ")
+nsim_expect(cli.fold.faults_alike 0
+            CMD ${NCCLSIM} run ${D}/fold-4node-faults.json --timing
+            OUT "# folded: 2 of 4 hosts played [^\n]*\n#\n.*${FROW}"
+            ERR "folded: 2 of 4 hosts played from host 0")
+nsim_expect(cli.fold.faults_alike_off 0
+            CMD ${NCCLSIM} run ${D}/fold-4node-faults.json --fold off
+            OUT "${FROW}" NOT_OUT "folded")
+nsim_expect(cli.fold.fault_one_place 0
+            CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --timing
+            NOT_OUT "folded"
+            ERR "^# note: every host of 4 played: faults\\[0\\] \\(a port down on h1\\.nic3\\) strikes one place, not every host alike.*not folded: faults\\[0\\] \\(a port down on h1\\.nic3\\)")
