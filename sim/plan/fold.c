@@ -962,8 +962,10 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
     return NSIM_OK;
 }
 
-static int fold_alltoall(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
-                         hostmap *hm)
+/* A point-to-point plan of two hosts' sends (AllToAll, SendRecv): every
+ * NET send lands on the other played host. */
+static int fold_p2p(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
+                    hostmap *hm)
 {
     int rc = hostmap_build(t, p->nranks, hm, fi);
     if (rc != 1)
@@ -1115,7 +1117,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         for (uint32_t i = 0; i < p->nconns; i++)
             info->net_conns += p->conns[i].transport == NSIM_TRANSPORT_NET;
     } else {
-        rc = p->req.fold_senders ? fold_alltoall(t, p, info, &hm)
+        rc = p->req.fold_senders ? fold_p2p(t, p, info, &hm)
                                  : try_fold(t, p, info, &hm);
     }
     free(hm.local);
