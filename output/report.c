@@ -35,6 +35,16 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                    "fold say so in --json and --timing; --fold off plays "
                    "all)\n",
                 m->hosts_played, m->nhosts);
+    if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
+        m->hosts_struck > 0)
+        fprintf(f, "# faults: the ring folds around the host(s) they "
+                   "strike, %u of the %u played, each standing for its "
+                   "twins: %u of %u hosts struck where the scenario strikes "
+                   "%u (a ring runs at its slowest hop; README \"Fault plan "
+                   "and failover\")\n",
+                m->hosts_struck, m->hosts_played,
+                m->hosts_struck * (m->nhosts / m->hosts_played), m->nhosts,
+                m->hosts_struck);
     fprintf(f, "#\n");
     fprintf(f, "#                                                              "
                "out-of-place                       in-place          \n");

@@ -32,6 +32,8 @@ typedef struct nsim_report_meta {
     const char *fidelity; /* NULL or "packet": not printed (the default) */
     uint32_t hosts_played; /* the first row's hosts played (fold.h); 0 or
                             * nhosts: not folded */
+    uint32_t hosts_struck; /* of those, the hosts its faults strike (a
+                            * ring folded around them), or 0 */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

@@ -366,6 +366,7 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
     if (!ro->quiet && n == 0) {
         nsim_report_meta first = *m;
         first.hosts_played = r->fold.played;
+        first.hosts_struck = r->fold.struck;
         nsim_report_header(stdout, &first);
     }
     if (!ro->quiet) {
@@ -407,6 +408,13 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
                                 "%u",
                         f->played, f->hosts, f->first_played);
+            if (f->struck > 0)
+                fprintf(stderr, " (around the %u host(s) the faults strike, "
+                                "each standing for its twins: %u of %u hosts "
+                                "struck, where a ring runs at its slowest "
+                                "hop)",
+                        f->struck, f->struck * (f->hosts / f->played),
+                        f->hosts);
             if (f->net_unlike > 0 && f->partner != UINT32_MAX)
                 fprintf(stderr, " (%u of %u NET connections have a faster "
                                 "route than the played, by up to %.2f us)",

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "sim/core/units.h"
@@ -79,19 +80,91 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
                : NSIM_FIDELITY_PACKET;
 }
 
-/* The first fault that does not strike every host alike, or -1. A QP
- * error on every connection of a channel (or of every channel) does:
- * twins fail together, the played ones among them (and so do their
- * channels' failover policies, which are per channel). A fault that
- * names ranks, a NIC or a link strikes one place. */
-static int fault_unlike(const nsim_scenario *s)
+/* Where fault f strikes: 0 every host alike (a QP error on every
+ * connection of a channel, or of every channel: twins fail together,
+ * the played ones among them, and so do their channels' failover
+ * policies, which are per channel); 1 one place, on the hosts put in
+ * h[] (*n of them, 1 or 2: the ranks' hosts, the NIC's, the link's
+ * ends'); -1 the fabric between hosts (a link between two switches),
+ * which no fold plays as the whole run does; -2 random loss, whose
+ * draws a folded run, its messages timed otherwise, makes otherwise
+ * (a lost message costs an RC timeout: 4.3 s at NCCL's defaults). */
+static int fault_place(const nsim_scenario *s, const nsim_fault *f,
+                       uint32_t h[2], uint32_t *n)
 {
+    const nsim_topo *t = s->topo;
+    int32_t a = -1, b = -1;
+    *n = 0;
+    if (f->kind == NSIM_FAULT_QP_ERROR) {
+        if (f->from < 0 && f->to < 0)
+            return 0;
+        if (f->from >= 0)
+            a = nsim_topo_device(t, nsim_topo_rank_device(t, (uint32_t)f->from))
+                    ->host;
+        if (f->to >= 0)
+            b = nsim_topo_device(t, nsim_topo_rank_device(t, (uint32_t)f->to))
+                    ->host;
+    } else if (f->kind == NSIM_FAULT_LOSS) {
+        return -2;
+    } else if (f->kind == NSIM_FAULT_PORT_DOWN) {
+        a = nsim_topo_device(t, f->dev)->host;
+    } else {
+        const nsim_link *l = nsim_topo_link(t, f->link);
+        a = nsim_topo_device(t, l->src)->host;
+        b = nsim_topo_device(t, l->dst)->host;
+    }
+    if (a >= 0)
+        h[(*n)++] = (uint32_t)a;
+    if (b >= 0 && b != a)
+        h[(*n)++] = (uint32_t)b;
+    return *n > 0 ? 1 : -1;
+}
+
+/* Whether req's plan is a ring that folds around the hosts a fault
+ * strikes (fold.h): a ring runs at its slowest hop, so the struck
+ * hosts, played, stand for their twins too. */
+static int ring_folds_around(const nsim_plan_req *req)
+{
+    return req->algo == NSIM_ALGO_RING &&
+           (req->coll == NSIM_COLL_ALLREDUCE ||
+            req->coll == NSIM_COLL_ALLGATHER ||
+            req->coll == NSIM_COLL_REDUCESCATTER);
+}
+
+/* The first fault that keeps req's plan from folding, or -1: one in the
+ * fabric between hosts, or one that strikes one place where the plan is
+ * not a ring. */
+static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req)
+{
+    uint32_t h[2], n;
     for (uint32_t i = 0; i < s->nfaults; i++) {
-        const nsim_fault *f = &s->faults[i];
-        if (f->kind != NSIM_FAULT_QP_ERROR || f->from >= 0 || f->to >= 0)
+        int place = fault_place(s, &s->faults[i], h, &n);
+        if (place < 0 || (place > 0 && !ring_folds_around(req)))
             return (int)i;
     }
     return -1;
+}
+
+/* The hosts the run's faults strike, sorted, without repeats, in h
+ * (room for 2 per fault); their number. */
+static uint32_t struck_hosts(const nsim_scenario *s, uint32_t *h)
+{
+    uint32_t n = 0, k;
+    for (uint32_t i = 0; i < s->nfaults; i++)
+        if (fault_place(s, &s->faults[i], h + n, &k) > 0)
+            n += k;
+    uint32_t u = 0; /* insert each in order, once (a few faults) */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = h[i], j = u;
+        while (j > 0 && h[j - 1] > v)
+            j--;
+        if (j > 0 && h[j - 1] == v)
+            continue;
+        memmove(h + j + 1, h + j, (u - j) * sizeof *h);
+        h[j] = v;
+        u++;
+    }
+    return u;
 }
 
 static int fold_mode_allows(const nsim_scenario *s, nsim_fidelity f)
@@ -100,16 +173,18 @@ static int fold_mode_allows(const nsim_scenario *s, nsim_fidelity f)
            (s->fold == NSIM_FOLD_AUTO && f == NSIM_FIDELITY_FLOW);
 }
 
-int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f)
+int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f,
+                      const nsim_plan_req *req)
 {
-    return fault_unlike(s) < 0 && fold_mode_allows(s, f);
+    return fault_unfoldable(s, req) < 0 && fold_mode_allows(s, f);
 }
 
 /* The fault that keeps a run at fidelity f from folding where its fold
  * mode would fold it (hosts enough to fold), or -1. */
-static int fault_blocks(const nsim_scenario *s, nsim_fidelity f)
+static int fault_blocks(const nsim_scenario *s, nsim_fidelity f,
+                        const nsim_plan_req *req)
 {
-    int k = fault_unlike(s);
+    int k = fault_unfoldable(s, req);
     return k >= 0 && fold_mode_allows(s, f) && nsim_topo_nhosts(s->topo) >= 4
                ? k
                : -1;
@@ -121,6 +196,8 @@ static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
     const nsim_fault *f = &s->faults[k];
     const nsim_topo *t = s->topo;
     char what[2 * NSIM_NAME_MAX + 32];
+    uint32_t h[2], n;
+    int place = fault_place(s, f, h, &n);
     if (f->kind == NSIM_FAULT_QP_ERROR && f->from >= 0 && f->to >= 0)
         snprintf(what, sizeof what, "a QP error on rank %d -> %d", f->from,
                  f->to);
@@ -144,17 +221,28 @@ static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
     }
     fi->hosts = fi->played = nsim_topo_nhosts(t);
     /* (two long device names may cut the end: the fault comes first) */
-    if (snprintf(fi->why_not, sizeof fi->why_not,
-                 "faults[%d] (%s) strikes one place, not every host alike "
-                 "(a QP error on a whole channel folds)",
-                 k, what) < 0)
+    if (snprintf(fi->why_not, sizeof fi->why_not, "faults[%d] (%s) %s", k,
+                 what,
+                 place == -2 ? "draws random losses, which a folded run "
+                               "would draw otherwise"
+                 : place < 0 ? "strikes the fabric between hosts, which no "
+                               "fold plays"
+                             : "strikes one place, and only a ring folds "
+                               "around one") <
+        0)
         fi->why_not[0] = '\0';
 }
 
 int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
                                char *why, size_t n)
 {
-    int k = fault_blocks(s, nsim_run_fidelity(s, bytes));
+    nsim_plan_req req;
+    nsim_err err;
+    double pred;
+    why[0] = '\0';
+    if (nsim_run_request(s, bytes, &req, &pred, &err) != NSIM_OK)
+        return 0; /* the run itself says why */
+    int k = fault_blocks(s, nsim_run_fidelity(s, bytes), &req);
     nsim_fold_info fi = {0};
     if (k >= 0)
         fault_why_not(s, k, &fi);
@@ -228,13 +316,23 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     eo.fidelity = nsim_run_fidelity(s, bytes);
     req->compact_ops = !o->keep || o->keep_compact ||
                        (o->want_trace && o->trace_fold &&
-                        nsim_run_may_fold(s, eo.fidelity));
-    int may_fold = req->compact_ops && nsim_run_may_fold(s, eo.fidelity);
-    int blocking = fault_blocks(s, eo.fidelity);
+                        nsim_run_may_fold(s, eo.fidelity, req));
+    int may_fold =
+        req->compact_ops && nsim_run_may_fold(s, eo.fidelity, req);
+    int blocking = fault_blocks(s, eo.fidelity, req);
     if (req->compact_ops && blocking >= 0)
         fault_why_not(s, blocking, &fold); /* --timing says why */
     if (may_fold)
         NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
+    uint32_t *struck = NULL;
+    if (may_fold && s->nfaults > 0) {
+        /* a ring folds around the hosts its faults strike */
+        struck = malloc(2 * (size_t)s->nfaults * sizeof *struck);
+        if (struck == NULL)
+            return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
+        req->nfold_play = struck_hosts(s, struck);
+        req->fold_play = struck;
+    }
     int rc = alltoall_budget(s, req, err);
     if (rc == NSIM_OK)
         rc = nsim_plan_build(s->topo, req, &plan, err);
@@ -243,6 +341,13 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         ((req->algo != NSIM_ALGO_NVLSTREE && req->algo != NSIM_ALGO_TREE) ||
          req->coll != NSIM_COLL_ALLREDUCE || req->fold_tree))
         rc = nsim_plan_fold(s->topo, plan, &fold, err);
+    free(struck); /* the fold's alone */
+    req->fold_play = NULL;
+    req->nfold_play = 0;
+    if (plan != NULL) {
+        plan->req.fold_play = NULL;
+        plan->req.nfold_play = 0;
+    }
     if (rc == NSIM_OK && req->fold_senders && fold.played == fold.hosts) {
         /* refused after all: plan every host's sends */
         nsim_plan_destroy(plan);

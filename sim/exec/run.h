@@ -80,11 +80,15 @@ NSIM_NODISCARD int nsim_run_sizes(const nsim_scenario *s, uint64_t **out,
 nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes);
 double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes);
 
-/* Whether a run at fidelity f may fold (plan/fold.h): the scenario's
- * fold mode allows it and no fault breaks the symmetry (a QP error on
- * every connection of a channel strikes every host alike; a fault that
- * names ranks, a NIC or a link does not: --timing then says which). */
-int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f);
+/* Whether a run at fidelity f of req's plan may fold (plan/fold.h): the
+ * scenario's fold mode allows it and no fault keeps it whole. A QP error
+ * on every connection of a channel strikes every host alike; a fault
+ * that names ranks, a NIC or a link on a host strikes one place, which a
+ * ring folds around (the struck hosts played: fold.h); a fault on a link
+ * between switches, or on one place under any other plan, keeps every
+ * host played (--timing then says which). */
+int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f,
+                      const nsim_plan_req *req);
 
 /* Whether a fault keeps a run of bytes from folding where its fold mode
  * would fold it; why: the fault, as --timing names it (empty if not). */

@@ -49,11 +49,14 @@ static uint32_t host_dev(const hostmap *hm, uint32_t h, uint32_t i)
 
 /* A fold of period m hosts (gm = per_host x m ranks): host h is played
  * by the host of its class (h mod m) among base, base + 1, ...,
- * base + m - 1 (mod the hosts). */
+ * base + m - 1 (mod the hosts). The hosts the run must play (the
+ * request's fold_play) lie among need_len consecutive hosts from
+ * need_start (need_len 0: none). */
 typedef struct fold {
     nsim_topo *t;
     const hostmap *hm;
     uint32_t m, gm, base;
+    uint32_t need_start, need_len;
 } fold;
 
 NSIM_PRINTF(2, 3) static int refuse(nsim_fold_info *fi, const char *fmt, ...)
@@ -371,38 +374,21 @@ static int slower(const nsim_route *a, const nsim_route *b)
     return a->bw < b->bw || (a->bw == b->bw && a->lat_ps > b->lat_ps);
 }
 
-/* A ring runs at the pace of its slowest hop: the played hosts start at
- * the sender of the slowest NET route of the whole plan (the first
- * found), so that the played ring has it. Then every NET connection's
- * route is compared with its twin's as played: a wider one refuses the
- * fold (the played hop would be slower than the ring's slowest), the
- * others are counted with their latency difference; *lap_added gets
- * what the played routes add to one lap of a channel's ring (the
- * channel where they add most). */
-static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi,
-                       nsim_time *lap_added)
+/* Every NET connection's route compared with its twin's as played from
+ * f->base: a wider one refuses the fold (the played hop would be slower
+ * than the ring's slowest), the others are counted with their latency
+ * difference; *lap_added gets what the played routes add to one lap of
+ * a channel's ring (the channel where they add most). */
+static int check_base(const fold *f, const nsim_plan *p, nsim_fold_info *fi,
+                      nsim_time *lap_added)
 {
-    const nsim_route *worst = NULL, *r;
+    const nsim_route *r, *played;
     nsim_time chan = 0;
-    f->base = 0;
     *lap_added = 0;
     fi->net_conns = fi->net_unlike = 0;
     fi->lat_diff_ps = 0;
     for (uint32_t i = 0; i < p->nlanes; i++) {
         const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
-        if (c->transport != NSIM_TRANSPORT_NET)
-            continue;
-        if (nsim_topo_route(f->t, c->send_nic, c->recv_nic, &r, NULL) !=
-            NSIM_OK)
-            return refuse(fi, "a NET connection has no route");
-        if (worst == NULL || slower(r, worst)) {
-            worst = r;
-            f->base = p->lanes[i].rank / f->hm->per_host;
-        }
-    }
-    for (uint32_t i = 0; i < p->nlanes; i++) {
-        const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
-        const nsim_route *played;
         if (i % p->nranks == 0)
             chan = 0; /* lanes are channel by channel (ring_shaped) */
         if (c->transport != NSIM_TRANSPORT_NET)
@@ -426,6 +412,85 @@ static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi,
     return 1;
 }
 
+/* Whether the m played hosts from b cover the hosts the run must play. */
+static int covers(const fold *f, uint32_t b)
+{
+    uint32_t nh = f->hm->nhosts;
+    return f->need_len == 0 ||
+           (f->need_start + nh - b) % nh + f->need_len <= f->m;
+}
+
+/* The hosts from b to b + m - 1 that send a NET route as slow as the
+ * slowest: slow[k] counts them among hosts 0 .. k - 1 over two laps of
+ * the hosts (so that a window wrapping past the last is one difference). */
+static uint32_t slow_in(const uint32_t *slow, uint32_t b, uint32_t m)
+{
+    return slow[b + m] - slow[b];
+}
+
+/* A ring runs at the pace of its slowest hop: the played hosts start at
+ * the sender of the slowest NET route of the whole plan (the first
+ * found), so that the played ring has it, and check_base weighs every
+ * route against its twin's as played. Where the run must play some
+ * hosts (the hosts its faults strike), the played hosts are the first
+ * m consecutive ones that cover them and hold a sender of the slowest
+ * route and whose routes check. 1, 0 (with why), NSIM_ENOMEM. */
+static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi,
+                       nsim_time *lap_added)
+{
+    const nsim_route *worst = NULL, *r;
+    uint32_t nh = f->hm->nhosts;
+    f->base = 0;
+    for (uint32_t i = 0; i < p->nlanes; i++) {
+        const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
+        if (c->transport != NSIM_TRANSPORT_NET)
+            continue;
+        if (nsim_topo_route(f->t, c->send_nic, c->recv_nic, &r, NULL) !=
+            NSIM_OK)
+            return refuse(fi, "a NET connection has no route");
+        if (worst == NULL || slower(r, worst)) {
+            worst = r;
+            f->base = p->lanes[i].rank / f->hm->per_host;
+        }
+    }
+    if (f->need_len == 0)
+        return check_base(f, p, fi, lap_added);
+    if (f->need_len > f->m)
+        return refuse(fi, "the hosts the faults strike span %u hosts, more "
+                          "than the %u played",
+                      f->need_len, f->m);
+    if (covers(f, f->base) && check_base(f, p, fi, lap_added))
+        return 1;
+    /* slow[0..2 nh]: counts; mark[h]: host h sends a slowest route */
+    uint32_t *slow = calloc(3 * (size_t)nh + 1, sizeof *slow);
+    if (slow == NULL)
+        return NSIM_ENOMEM;
+    uint32_t *mark = slow + 2 * (size_t)nh + 1;
+    for (uint32_t i = 0; worst != NULL && i < p->nlanes; i++) {
+        const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
+        if (c->transport == NSIM_TRANSPORT_NET &&
+            nsim_topo_route(f->t, c->send_nic, c->recv_nic, &r, NULL) ==
+                NSIM_OK &&
+            !slower(worst, r))
+            mark[p->lanes[i].rank / f->hm->per_host] = 1;
+    }
+    for (uint32_t k = 0; k < 2 * nh; k++)
+        slow[k + 1] = slow[k] + mark[k % nh];
+    int rc = 0;
+    uint32_t wb = f->base;
+    for (uint32_t d = 0; rc == 0 && d + f->need_len <= f->m; d++) {
+        f->base = (f->need_start + nh - d) % nh;
+        if (f->base != wb && (worst == NULL || slow_in(slow, f->base, f->m)))
+            rc = check_base(f, p, fi, lap_added);
+    }
+    free(slow);
+    if (rc == 0 && fi->why_not[0] == '\0')
+        refuse(fi, "no %u consecutive hosts hold both the hosts the faults "
+                   "strike and a sender of the ring's slowest route",
+               f->m);
+    return rc;
+}
+
 /* The fold of period m, or 0 (with why) when the hosts or the plan do
  * not repeat with it, NSIM_ENOMEM. */
 static int try_period(fold *f, const nsim_plan *p, nsim_fold_info *fi,
@@ -438,6 +503,23 @@ static int try_period(fold *f, const nsim_plan *p, nsim_fold_info *fi,
     if (!hosts_repeat(f, fi))
         return 0;
     return plan_repeats(f, p, fi);
+}
+
+/* The fewest consecutive hosts (mod the hosts) that hold the n hosts
+ * h[] (sorted): those after the widest gap between two of them. */
+static void need_window(fold *f, const uint32_t *h, uint32_t n)
+{
+    uint32_t nh = f->hm->nhosts, gap = 0;
+    f->need_start = f->need_len = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t next = i + 1 < n ? h[i + 1] : h[0] + nh;
+        if (next - h[i] > gap) {
+            gap = next - h[i];
+            f->need_start = (h[i] + gap) % nh;
+        }
+    }
+    if (n > 0)
+        f->need_len = nh - gap + 1;
 }
 
 /* Chooses the played hosts (a period of the hosts, m >= the smallest
@@ -466,8 +548,10 @@ static int choose_played(fold *f, const nsim_plan *p, nsim_fold_info *fi)
                 return rc;
             continue;
         }
-        if (!choose_base(f, p, fi, &lap)) {
-            if (m == m0)
+        if ((rc = choose_base(f, p, fi, &lap)) != 1) {
+            if (rc == NSIM_ENOMEM)
+                return rc;
+            if (m == m0 && f->need_len == 0)
                 return 0;
             continue;
         }
@@ -482,6 +566,8 @@ static int choose_played(fold *f, const nsim_plan *p, nsim_fold_info *fi)
             least = fi->lat_added_ps;
         }
     }
+    if (best == 0)
+        return 0; /* the hosts to play fit in no period (choose_base) */
     return refuse(fi, "a latency-bound ring across leaves: the played "
                       "routes add %.2f us or more (%.1f %% of NCCL's "
                       "estimate), %u hosts played",
@@ -1058,6 +1144,7 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         return 0;
     }
     fi->why_not[0] = '\0';
+    need_window(&f, p->req.fold_play, p->req.nfold_play);
     if ((rc = choose_played(&f, p, fi)) != 1)
         return rc;
     nsim_plan_patch **merged = NULL;
@@ -1097,6 +1184,7 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     free_merged(merged, nmerged, np);
     fi->played = f.m;
     fi->first_played = f.base;
+    fi->struck = f.need_len > 0 ? p->req.nfold_play : 0;
     return 1;
 }
 
@@ -1131,6 +1219,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         info->lat_diff_ps = info->lat_added_ps = 0;
         info->bytes_time_ps = 0;
         info->phantom_conns = 0;
+        info->struck = 0;
     }
     return NSIM_OK;
 }

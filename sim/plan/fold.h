@@ -19,6 +19,10 @@
  * slowest hop, so the played hosts start at the sender of the plan's
  * slowest NET route; every other route is compared with its twin's as
  * played (a narrower one refuses the fold; the others are counted).
+ * Where a run's faults strike one place (a rank, a NIC, a host's link:
+ * nsim_plan_req fold_play), the played hosts cover the struck ones, each
+ * of which then stands for its twins: 1 host in m struck instead of 1
+ * in the whole ring, which, running at its slowest hop, is as slow.
  *
  * AllToAll: every host sends and receives the same. Two played hosts
  * each plan their own sends (nsim_plan_fold_prepare, before planning)
@@ -107,6 +111,9 @@ typedef struct nsim_fold_info {
                               * NSIM_FOLD_LAT_TOL of the predicted time) */
     uint32_t phantom_conns; /* trees: connections to or from a host
                              * that is not played (fold.c) */
+    uint32_t struck;    /* rings: hosts the run must play (its faults
+                         * strike them: nsim_plan_req fold_play), played;
+                         * each stands for its twins */
     char why_not[160];  /* not folded: why; empty when folded */
 } nsim_fold_info;
 

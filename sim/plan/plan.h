@@ -190,6 +190,12 @@ typedef struct nsim_plan_req {
      * against which the fold weighs what its played routes add
      * (fold.h, NSIM_FOLD_LAT_TOL) */
     nsim_time fold_row_ps;
+    /* A ring to be folded: hosts it must play (where the run's faults
+     * strike, fold.h), nfold_play of them, sorted, or none: the played
+     * hosts, consecutive, then cover them all or the ring does not fold.
+     * The array is the caller's and must outlive the fold. */
+    const uint32_t *fold_play;
+    uint32_t nfold_play;
     /* 0: no limit; else the bytes the plan's op lists, lanes and
      * connections may hold: a build that would pass it stops, before it
      * allocates more, with NSIM_EBUDGET (the run's --max-memory) */

@@ -104,9 +104,11 @@ nsim_expect_file(cli.fold.latency
                  FILE fold_latency.json
                  RE "\"size\":[ \t]*1048576,.*\"hosts_played\":[ \t]*8,[ \t\n]*\"fold_latency_added_us\":[ \t]*2\\.08")
 # a fault plan folds where it strikes every host alike (QP errors on a
-# whole channel): the same row as every host played; one that strikes
-# one place (a NIC's port) plays every host, and says so before the run
-# (which may then take minutes) and in --timing
+# whole channel): the same row as every host played; a ring folds around
+# one that strikes one place (a NIC's port: host 1 played, standing for
+# its twins), within 0.1 % of every host played here; a tree plays every
+# host and says so before the run (which may then take minutes) and in
+# --timing, as does a fault on a link between two switches
 set(FROW "\n +16777216 +4194304 +float +sum +-1 +359\\.55 ")
 nsim_expect(cli.fold.faults_alike 0
             CMD ${NCCLSIM} run ${D}/fold-4node-faults.json --timing
@@ -117,5 +119,18 @@ nsim_expect(cli.fold.faults_alike_off 0
             OUT "${FROW}" NOT_OUT "folded")
 nsim_expect(cli.fold.fault_one_place 0
             CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --timing
+            OUT "# folded: 2 of 4 hosts played [^\n]*\n# faults: the ring folds around the host\\(s\\) they strike, 1 of the 2 played, each standing for its twins: 2 of 4 hosts struck where the scenario strikes 1 [^\n]*\n#\n.*\n +16777216 +4194304 +float +sum +-1 +1381\\.38 "
+            ERR "^# timing: 16777216 B: [^\n]*folded: 2 of 4 hosts played from host 0 \\(around the 1 host\\(s\\) the faults strike")
+nsim_expect(cli.fold.fault_one_place_off 0
+            CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --fold off
+            OUT "\n +16777216 +4194304 +float +sum +-1 +1382\\.43 "
+            NOT_OUT "folded")
+nsim_expect(cli.fold.fault_one_place_tree 0
+            CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --algo Tree
+                --timing
             NOT_OUT "folded"
-            ERR "^# note: every host of 4 played: faults\\[0\\] \\(a port down on h1\\.nic3\\) strikes one place, not every host alike.*not folded: faults\\[0\\] \\(a port down on h1\\.nic3\\)")
+            ERR "^# note: every host of 4 played: faults\\[0\\] \\(a port down on h1\\.nic3\\) strikes one place, and only a ring folds around one\n.*not folded: faults\\[0\\] \\(a port down on h1\\.nic3\\)")
+nsim_expect(cli.fold.fault_fabric 0
+            CMD ${NCCLSIM} run ${D}/fold-2leaf-spine.json --timing
+            NOT_OUT "folded"
+            ERR "^# note: every host of 16 played: faults\\[0\\] \\(link degraded leaf\\.r0\\.0 -> spine\\.0\\) strikes the fabric between hosts, which no fold plays\n")

@@ -387,17 +387,23 @@ static void test_fold_refusals(void)
     nsim_topo_destroy(t);
 }
 
-/* When a run may fold: auto in flow only, on in packet too, off never,
- * and never with a fault plan (faults strike one host, not its twins). */
+/* When a run may fold: auto in flow only, on in packet too, off never;
+ * with a fault plan, where the faults strike every host alike, or one
+ * place under a ring (which folds around it), not the fabric between
+ * hosts nor one place under another plan. */
 static void test_fold_run_policy(void)
 {
     nsim_scenario s;
     memset(&s, 0, sizeof s);
+    nsim_plan_req ring = ring_req(NSIM_COLL_ALLREDUCE, 1u << 20);
+    nsim_plan_req tree = ring;
+    tree.algo = NSIM_ALGO_TREE;
+    s.topo = cluster(16, 16); /* two leaves under spines */
     CU_ASSERT_EQUAL(s.fold, NSIM_FOLD_AUTO); /* the default */
-    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_PACKET));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_PACKET, &ring));
     s.fold = NSIM_FOLD_ON;
-    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_PACKET));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_PACKET, &ring));
     /* a QP error on a whole channel strikes every host alike; one that
      * names a rank, or a NIC's port, strikes one place */
     nsim_fault faults[2] = {
@@ -405,16 +411,41 @@ static void test_fold_run_policy(void)
         {.kind = NSIM_FAULT_QP_ERROR, .channel = -1, .from = -1, .to = -1}};
     s.faults = faults;
     s.nfaults = 2;
-    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
     faults[1].to = 3;
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
+    uint32_t nic = UINT32_MAX, spine = UINT32_MAX;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(s.topo); d++)
+        if (nic == UINT32_MAX &&
+            nsim_topo_device(s.topo, d)->type == NSIM_DEV_NIC)
+            nic = d;
+    for (uint32_t l = 0; l < nsim_topo_nlinks(s.topo); l++) {
+        const nsim_link *k = nsim_topo_link(s.topo, l);
+        if (spine == UINT32_MAX && nsim_topo_device(s.topo, k->src)->host < 0 &&
+            nsim_topo_device(s.topo, k->dst)->host < 0)
+            spine = l;
+    }
+    CU_ASSERT_FATAL(nic != UINT32_MAX && spine != UINT32_MAX);
     faults[1] = (nsim_fault){.kind = NSIM_FAULT_PORT_DOWN, .channel = -1,
-                             .from = -1, .to = -1};
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+                             .from = -1, .to = -1, .dev = nic};
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
+    faults[1] = (nsim_fault){.kind = NSIM_FAULT_LINK_DEGRADED,
+                             .channel = -1, .from = -1, .to = -1,
+                             .link = spine, .bw = 1e9};
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
+    /* random loss: a folded run would draw other losses */
+    faults[1] = (nsim_fault){.kind = NSIM_FAULT_LOSS, .channel = -1,
+                             .from = -1, .to = -1, .dev = nic, .prob = 0.01};
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
+    nsim_topo_destroy(s.topo);
+    s.topo = NULL;
     s.faults = NULL;
     s.nfaults = 0;
     s.fold = NSIM_FOLD_OFF;
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
     nsim_fold_mode m;
     CU_ASSERT(nsim_fold_mode_parse("on", &m) == NSIM_OK && m == NSIM_FOLD_ON);
     CU_ASSERT(nsim_fold_mode_parse("off", &m) == NSIM_OK &&
@@ -492,6 +523,19 @@ static void test_fold_alltoall(void)
     nsim_topo_destroy(t);
 }
 
+/* The first link out of the device named name into the fabric (to a
+ * switch off every host). */
+static uint32_t first_link_out(const nsim_topo *t, const char *name)
+{
+    for (uint32_t l = 0; l < nsim_topo_nlinks(t); l++)
+        if (strcmp(nsim_topo_device(t, nsim_topo_link(t, l)->src)->name,
+                   name) == 0 &&
+            nsim_topo_device(t, nsim_topo_link(t, l)->dst)->host < 0)
+            return l;
+    CU_FAIL("no such device");
+    return 0;
+}
+
 /* A fault plan folds where it strikes every host alike: QP errors on
  * whole channels (every twin's connection of the channel fails at the
  * same moment, the played ones among them) give the whole ring's time,
@@ -544,18 +588,78 @@ static void test_fold_faults(void)
     CU_ASSERT_PTR_NULL(strstr(err.msg, "folded"));
     nsim_scenario_destroy(s);
 
-    /* one NIC's port: every host plays, and the row says why */
-    s = flow_scenario(t, "port", "all_reduce_perf",
-                      ", \"algorithm\": \"Ring\", \"qps_per_connection\": 2, "
-                      "\"failover\": \"rebind_nic\", \"faults\": "
-                      "[{\"at\": \"50 us\", \"kind\": \"qp_error\", "
-                      "\"channel\": 2, \"qp\": 0}, {\"at\": \"60 us\", "
-                      "\"kind\": \"port_down\", \"nic\": \"h2.nic3\"}]");
+    /* one NIC's port: the ring folds around its host, which stands for
+     * its twins, and gives the whole ring's time (a ring runs at its
+     * slowest hop); a tree plays every host, and the row says why */
+    const char *port = ", \"algorithm\": \"%s\", \"qps_per_connection\": 2, "
+                       "\"failover\": \"rebind_nic\", \"faults\": "
+                       "[{\"at\": \"50 us\", \"kind\": \"qp_error\", "
+                       "\"channel\": 2, \"qp\": 0}, {\"at\": \"60 us\", "
+                       "\"kind\": \"port_down\", \"nic\": \"h5.nic3\"}]";
+    snprintf(extra, sizeof extra, port, "Ring");
+    s = flow_scenario(t, "port", "all_reduce_perf", extra);
+    folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
+    nsim_scenario_destroy(s);
+    CU_ASSERT_EQUAL(folded.fold.played, 2);
+    CU_ASSERT_EQUAL(folded.fold.first_played, 5);
+    CU_ASSERT_EQUAL(folded.fold.struck, 1);
+    CU_ASSERT_EQUAL(whole.fold.struck, 0);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.005 * whole.time_us);
+    CU_ASSERT(whole.time_us > clean.time_us);
+    fprintf(stderr, "  h5.nic3 down, 8 hosts, 16 MiB: folded %.2f us, "
+                    "whole %.2f us\n",
+            folded.time_us, whole.time_us);
+    snprintf(extra, sizeof extra, port, "Tree");
+    s = flow_scenario(t, "port_tree", "all_reduce_perf", extra);
     row = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
     CU_ASSERT_EQUAL(row.fold.played, 8);
     CU_ASSERT_EQUAL(row.fold.hosts, 8);
     CU_ASSERT_PTR_NOT_NULL(
-        strstr(row.fold.why_not, "faults[1] (a port down on h2.nic3)"));
+        strstr(row.fold.why_not, "faults[1] (a port down on h5.nic3) "
+                                 "strikes one place, and only a ring folds"));
+    nsim_scenario_destroy(s);
+    nsim_topo_destroy(t);
+
+    /* two leaves of 8 hosts: the played hosts cover the struck one and a
+     * hop that crosses the spine (a ring runs at its slowest hop); a
+     * link between two switches keeps every host played */
+    t = cluster(16, 16);
+    snprintf(extra, sizeof extra,
+             ", \"algorithm\": \"Ring\", \"faults\": [{\"at\": \"20 us\", "
+             "\"kind\": \"link_degraded\", \"a\": \"h4.nic0\", "
+             "\"b\": \"%s\", \"bw\": \"100 Gb/s\"}]",
+             nsim_topo_device(t, nsim_topo_link(t, first_link_out(
+                                                       t, "h4.nic0"))->dst)
+                 ->name);
+    s = flow_scenario(t, "degraded", "all_reduce_perf", extra);
+    folded = run_size(s, 64u << 20, NSIM_FOLD_AUTO);
+    whole = run_size(s, 64u << 20, NSIM_FOLD_OFF);
+    nsim_scenario_destroy(s);
+    CU_ASSERT(folded.fold.played > 2 && folded.fold.played < 16);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.005 * whole.time_us);
+    fprintf(stderr, "  h4.nic0's uplink at 100 Gb/s, 16 hosts on 2 leaves, "
+                    "64 MiB: folded %.2f us (%u hosts from host %u), whole "
+                    "%.2f us\n",
+            folded.time_us, folded.fold.played, folded.fold.first_played,
+            whole.time_us);
+    uint32_t leaf = nsim_topo_link(t, first_link_out(t, "h4.nic0"))->dst;
+    uint32_t up = 0;
+    for (uint32_t l = 0; l < nsim_topo_nlinks(t); l++)
+        if (nsim_topo_link(t, l)->src == leaf &&
+            nsim_topo_device(t, nsim_topo_link(t, l)->dst)->host < 0)
+            up = l;
+    snprintf(extra, sizeof extra,
+             ", \"algorithm\": \"Ring\", \"faults\": [{\"at\": \"20 us\", "
+             "\"kind\": \"link_degraded\", \"a\": \"%s\", \"b\": \"%s\", "
+             "\"bw\": \"100 Gb/s\"}]",
+             nsim_topo_device(t, leaf)->name,
+             nsim_topo_device(t, nsim_topo_link(t, up)->dst)->name);
+    s = flow_scenario(t, "spine", "all_reduce_perf", extra);
+    row = run_size(s, 1u << 20, NSIM_FOLD_AUTO);
+    CU_ASSERT_EQUAL(row.fold.played, 16);
+    CU_ASSERT_PTR_NOT_NULL(strstr(row.fold.why_not,
+                                  "strikes the fabric between hosts"));
     nsim_scenario_destroy(s);
     nsim_topo_destroy(t);
 }
