@@ -36,7 +36,14 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                    "all)\n",
                 m->hosts_played, m->nhosts);
     if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
-        m->hosts_struck > 0)
+        m->hosts_struck > 0 && m->struck_in_trees)
+        fprintf(f, "# faults: the trees fold around the host(s) they "
+                   "strike, %u of the %u played, each standing for the "
+                   "hosts of its roles in the trees (a tree runs at its "
+                   "slowest hop; README \"Fault plan and failover\")\n",
+                m->hosts_struck, m->hosts_played);
+    else if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
+             m->hosts_struck > 0)
         fprintf(f, "# faults: the ring folds around the host(s) they "
                    "strike, %u of the %u played, each standing for its "
                    "twins: %u of %u hosts struck where the scenario strikes "

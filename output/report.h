@@ -33,7 +33,8 @@ typedef struct nsim_report_meta {
     uint32_t hosts_played; /* the first row's hosts played (fold.h); 0 or
                             * nhosts: not folded */
     uint32_t hosts_struck; /* of those, the hosts its faults strike (a
-                            * ring folded around them), or 0 */
+                            * ring or a tree folded around them), or 0 */
+    int struck_in_trees;   /* 1: a tree's (each stands for its roles) */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

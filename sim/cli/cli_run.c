@@ -367,6 +367,7 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
         nsim_report_meta first = *m;
         first.hosts_played = r->fold.played;
         first.hosts_struck = r->fold.struck;
+        first.struck_in_trees = r->fold.phantom_conns > 0;
         nsim_report_header(stdout, &first);
     }
     if (!ro->quiet) {
@@ -408,7 +409,12 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
                                 "%u",
                         f->played, f->hosts, f->first_played);
-            if (f->struck > 0)
+            if (f->struck > 0 && f->phantom_conns > 0)
+                fprintf(stderr, " (and the %u host(s) the faults strike, "
+                                "each standing for the hosts of its roles, "
+                                "where a tree runs at its slowest hop)",
+                        f->struck);
+            else if (f->struck > 0)
                 fprintf(stderr, " (around the %u host(s) the faults strike, "
                                 "each standing for its twins: %u of %u hosts "
                                 "struck, where a ring runs at its slowest "

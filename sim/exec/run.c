@@ -120,11 +120,14 @@ static int fault_place(const nsim_scenario *s, const nsim_fault *f,
     return *n > 0 ? 1 : -1;
 }
 
-/* Whether req's plan is a ring that folds around the hosts a fault
- * strikes (fold.h): a ring runs at its slowest hop, so the struck
- * hosts, played, stand for their twins too. */
-static int ring_folds_around(const nsim_plan_req *req)
+/* Whether req's plan is a ring or a tree, which folds around the hosts
+ * a fault strikes (fold.h): each runs at its slowest hop, so the struck
+ * hosts, played, stand for their twins (a tree's: the hosts of their
+ * roles) too. */
+static int folds_around(const nsim_plan_req *req)
 {
+    if (req->algo == NSIM_ALGO_TREE || req->algo == NSIM_ALGO_NVLSTREE)
+        return req->coll == NSIM_COLL_ALLREDUCE;
     return req->algo == NSIM_ALGO_RING &&
            (req->coll == NSIM_COLL_ALLREDUCE ||
             req->coll == NSIM_COLL_ALLGATHER ||
@@ -132,14 +135,14 @@ static int ring_folds_around(const nsim_plan_req *req)
 }
 
 /* The first fault that keeps req's plan from folding, or -1: one in the
- * fabric between hosts, or one that strikes one place where the plan is
- * not a ring. */
+ * fabric between hosts, random loss, or one that strikes one place where
+ * the plan is neither a ring nor a tree. */
 static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req)
 {
     uint32_t h[2], n;
     for (uint32_t i = 0; i < s->nfaults; i++) {
         int place = fault_place(s, &s->faults[i], h, &n);
-        if (place < 0 || (place > 0 && !ring_folds_around(req)))
+        if (place < 0 || (place > 0 && !folds_around(req)))
             return (int)i;
     }
     return -1;
@@ -227,8 +230,8 @@ static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
                                "would draw otherwise"
                  : place < 0 ? "strikes the fabric between hosts, which no "
                                "fold plays"
-                             : "strikes one place, and only a ring folds "
-                               "around one") <
+                             : "strikes one place, and only a ring or a "
+                               "tree folds around one") <
         0)
         fi->why_not[0] = '\0';
 }
@@ -326,7 +329,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
     uint32_t *struck = NULL;
     if (may_fold && s->nfaults > 0) {
-        /* a ring folds around the hosts its faults strike */
+        /* a ring or a tree folds around the hosts its faults strike */
         struck = malloc(2 * (size_t)s->nfaults * sizeof *struck);
         if (struck == NULL)
             return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");

@@ -1202,6 +1202,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
                  : refuse(info, "every role in the trees needs its own host");
         info->played = p->played_hosts;
         info->phantom_conns = p->phantom_conns;
+        info->struck = p->req.nfold_play;
         for (uint32_t i = 0; i < p->nconns; i++)
             info->net_conns += p->conns[i].transport == NSIM_TRANSPORT_NET;
     } else {

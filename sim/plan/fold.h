@@ -35,7 +35,8 @@
  *
  * Tree and NVLSTree AllReduce: a host's work depends on its roles in
  * NCCL's two trees; the hosts played are one per role (about
- * 2 log2(hosts)), the others their phantom peers (fold.c).
+ * 2 log2(hosts)), the others their phantom peers (fold.c). Hosts a run's
+ * faults strike are played, each for its roles.
  *
  * Cost: hosts / 2 times less (trees: hosts / 2 log2(hosts)). What no fold sees: contention between
  * hosts' flows in the fabric beyond the played hosts' switches.

@@ -86,10 +86,12 @@ int nsim__plan_lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
 /* A folded double binary tree over n hosts (fold.h): played[x] = 1 for
  * the hosts played, *nplayed of them; rep[t * n + x] the played host
  * whose role in tree t (depth, height, children) is x's (x itself when
- * played). Starts at both roots; a neighbour of a played host whose role
- * no played host has yet is played too. NSIM_ENOMEM. */
-int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
-                         uint32_t *nplayed);
+ * played). Starts at both roots, then the nmust hosts must[] (where a
+ * run's faults strike: each then stands for the hosts of its roles); a
+ * neighbour of a played host whose role no played host has yet is
+ * played too. NSIM_ENOMEM. */
+int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
+                         uint8_t *played, uint32_t *rep, uint32_t *nplayed);
 /* For a plan with req.fold_tree: the hosts it plays (*played per host,
  * *rep as above, *nplayed of n) when that is fewer than n; otherwise
  * (or without fold_tree) both NULL and *nplayed = n. The caller frees

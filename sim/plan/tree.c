@@ -189,8 +189,8 @@ static void roles_free(tree_roles *tr)
     free(tr->role);
 }
 
-int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
-                         uint32_t *nplayed)
+int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
+                         uint8_t *played, uint32_t *rep, uint32_t *nplayed)
 {
     tree_roles tr[2] = {{0}};
     uint32_t *by_role = malloc(2 * (size_t)n * sizeof *by_role);
@@ -209,6 +209,11 @@ int nsim__plan_tree_fold(uint32_t n, uint8_t *played, uint32_t *rep,
                 played[x] = 1;
                 queue[tail++] = x;
             }
+    for (uint32_t i = 0; i < nmust; i++) /* then the hosts to play */
+        if (must[i] < n && !played[must[i]]) {
+            played[must[i]] = 1;
+            queue[tail++] = must[i];
+        }
     for (uint32_t k = 0; k < tail; k++)
         for (int t = 0; t < 2; t++)
             if (by_role[t * n + tr[t].role[queue[k]]] == NO_HOST)
@@ -256,7 +261,8 @@ int nsim__plan_tree_played(const nsim_plan *p, uint32_t n, uint8_t **played,
     *played = malloc(n);
     *rep = malloc(2 * (size_t)n * sizeof **rep);
     if (*played == NULL || *rep == NULL ||
-        nsim__plan_tree_fold(n, *played, *rep, nplayed) != NSIM_OK) {
+        nsim__plan_tree_fold(n, p->req.fold_play, p->req.nfold_play,
+                             *played, *rep, nplayed) != NSIM_OK) {
         free(*played);
         free(*rep);
         *played = NULL;

@@ -389,15 +389,16 @@ static void test_fold_refusals(void)
 
 /* When a run may fold: auto in flow only, on in packet too, off never;
  * with a fault plan, where the faults strike every host alike, or one
- * place under a ring (which folds around it), not the fabric between
- * hosts nor one place under another plan. */
+ * place under a ring or a tree (which fold around it), not the fabric
+ * between hosts, random loss, nor one place under another plan. */
 static void test_fold_run_policy(void)
 {
     nsim_scenario s;
     memset(&s, 0, sizeof s);
     nsim_plan_req ring = ring_req(NSIM_COLL_ALLREDUCE, 1u << 20);
-    nsim_plan_req tree = ring;
+    nsim_plan_req tree = ring, a2a = ring;
     tree.algo = NSIM_ALGO_TREE;
+    a2a.coll = NSIM_COLL_ALLTOALL;
     s.topo = cluster(16, 16); /* two leaves under spines */
     CU_ASSERT_EQUAL(s.fold, NSIM_FOLD_AUTO); /* the default */
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
@@ -415,7 +416,8 @@ static void test_fold_run_policy(void)
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
     faults[1].to = 3;
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &a2a));
     uint32_t nic = UINT32_MAX, spine = UINT32_MAX;
     for (uint32_t d = 0; d < nsim_topo_ndevices(s.topo); d++)
         if (nic == UINT32_MAX &&
@@ -431,7 +433,8 @@ static void test_fold_run_policy(void)
     faults[1] = (nsim_fault){.kind = NSIM_FAULT_PORT_DOWN, .channel = -1,
                              .from = -1, .to = -1, .dev = nic};
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &a2a));
     faults[1] = (nsim_fault){.kind = NSIM_FAULT_LINK_DEGRADED,
                              .channel = -1, .from = -1, .to = -1,
                              .link = spine, .bw = 1e9};
@@ -610,14 +613,29 @@ static void test_fold_faults(void)
     fprintf(stderr, "  h5.nic3 down, 8 hosts, 16 MiB: folded %.2f us, "
                     "whole %.2f us\n",
             folded.time_us, whole.time_us);
+    /* a tree folds around it too: the struck host played, standing for
+     * the hosts of its roles */
     snprintf(extra, sizeof extra, port, "Tree");
     s = flow_scenario(t, "port_tree", "all_reduce_perf", extra);
-    row = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
+    nsim_scenario_destroy(s);
+    CU_ASSERT(folded.fold.played < 8);
+    CU_ASSERT_EQUAL(folded.fold.struck, 1);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.01 * whole.time_us);
+    fprintf(stderr, "  h5.nic3 down, Tree, 8 hosts, 16 MiB: folded %.2f us "
+                    "(%u hosts), whole %.2f us\n",
+            folded.time_us, folded.fold.played, whole.time_us);
+    /* an AllToAll plays every host, and the row says why */
+    s = flow_scenario(t, "port_a2a", "alltoall_perf",
+                      strstr(extra, ", \"qps_per_connection\""));
+    row = run_size(s, 1u << 20, NSIM_FOLD_AUTO);
     CU_ASSERT_EQUAL(row.fold.played, 8);
     CU_ASSERT_EQUAL(row.fold.hosts, 8);
     CU_ASSERT_PTR_NOT_NULL(
         strstr(row.fold.why_not, "faults[1] (a port down on h5.nic3) "
-                                 "strikes one place, and only a ring folds"));
+                                 "strikes one place, and only a ring or a "
+                                 "tree folds around one"));
     nsim_scenario_destroy(s);
     nsim_topo_destroy(t);
 
