@@ -36,7 +36,12 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                    "all)\n",
                 m->hosts_played, m->nhosts);
     if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
-        m->hosts_struck > 0 && m->struck_in_trees)
+        m->hosts_struck > 0 && m->struck_fold == 2)
+        fprintf(f, "# faults: the AllToAll folds onto the host they strike "
+                   "and a partner, each sending and receiving what a host "
+                   "does (README \"Fault plan and failover\")\n");
+    else if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
+             m->hosts_struck > 0 && m->struck_fold == 1)
         fprintf(f, "# faults: the trees fold around the host(s) they "
                    "strike, %u of the %u played, each standing for the "
                    "hosts of its roles in the trees (a tree runs at its "

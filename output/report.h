@@ -34,7 +34,9 @@ typedef struct nsim_report_meta {
                             * nhosts: not folded */
     uint32_t hosts_struck; /* of those, the hosts its faults strike (a
                             * ring or a tree folded around them), or 0 */
-    int struck_in_trees;   /* 1: a tree's (each stands for its roles) */
+    int struck_fold;       /* how: 0 a ring's (each stands for its
+                            * twins), 1 a tree's (for its roles), 2 an
+                            * AllToAll's (with a partner, each a host) */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

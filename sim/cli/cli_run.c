@@ -367,7 +367,9 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
         nsim_report_meta first = *m;
         first.hosts_played = r->fold.played;
         first.hosts_struck = r->fold.struck;
-        first.struck_in_trees = r->fold.phantom_conns > 0;
+        first.struck_fold = r->fold.phantom_conns > 0       ? 1
+                            : r->fold.partner != UINT32_MAX ? 2
+                                                            : 0;
         nsim_report_header(stdout, &first);
     }
     if (!ro->quiet) {
@@ -409,7 +411,11 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
                                 "%u",
                         f->played, f->hosts, f->first_played);
-            if (f->struck > 0 && f->phantom_conns > 0)
+            if (f->struck > 0 && f->partner != UINT32_MAX)
+                fprintf(stderr, " (host %u the one the faults strike, its "
+                                "sends and receives a host's)",
+                        f->first_played);
+            else if (f->struck > 0 && f->phantom_conns > 0)
                 fprintf(stderr, " (and the %u host(s) the faults strike, "
                                 "each standing for the hosts of its roles, "
                                 "where a tree runs at its slowest hop)",

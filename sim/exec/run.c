@@ -134,18 +134,45 @@ static int folds_around(const nsim_plan_req *req)
             req->coll == NSIM_COLL_REDUCESCATTER);
 }
 
-/* The first fault that keeps req's plan from folding, or -1: one in the
- * fabric between hosts, random loss, or one that strikes one place where
- * the plan is neither a ring nor a tree. */
-static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req)
+/* The first fault that keeps req's plan from folding, or -1 (*why, if
+ * not NULL, gets the reason): one in the fabric between hosts, random
+ * loss, or one that strikes one place where the plan folds around none.
+ * An AllToAll folds around one host's NIC or links (the struck host and
+ * a partner each send and receive what a host does), not around a QP
+ * error on ranks' connections (the struck connection would stand for
+ * its twins to every host) nor around more hosts than one. */
+static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req,
+                            const char **why)
 {
-    uint32_t h[2], n;
-    for (uint32_t i = 0; i < s->nfaults; i++) {
+    uint32_t h[2], n, host = UINT32_MAX;
+    const char *w = NULL;
+    int k = -1;
+    for (uint32_t i = 0; i < s->nfaults && k < 0; i++) {
         int place = fault_place(s, &s->faults[i], h, &n);
-        if (place < 0 || (place > 0 && !folds_around(req)))
-            return (int)i;
+        if (place == -2)
+            w = "draws random losses, which a folded run would draw "
+                "otherwise";
+        else if (place < 0)
+            w = "strikes the fabric between hosts, which no fold plays";
+        else if (place == 0 || folds_around(req))
+            continue;
+        else if (req->coll != NSIM_COLL_ALLTOALL)
+            w = "strikes one place, and only a ring, a tree or an AllToAll "
+                "folds around one";
+        else if (s->faults[i].kind == NSIM_FAULT_QP_ERROR)
+            w = "strikes ranks' connections, which a folded AllToAll plays "
+                "once for every host";
+        else if (n > 1 || (host != UINT32_MAX && h[0] != host))
+            w = "strikes a second host, and an AllToAll folds around one";
+        else {
+            host = h[0];
+            continue;
+        }
+        k = (int)i;
     }
-    return -1;
+    if (why != NULL)
+        *why = w;
+    return k;
 }
 
 /* The hosts the run's faults strike, sorted, without repeats, in h
@@ -179,7 +206,7 @@ static int fold_mode_allows(const nsim_scenario *s, nsim_fidelity f)
 int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f,
                       const nsim_plan_req *req)
 {
-    return fault_unfoldable(s, req) < 0 && fold_mode_allows(s, f);
+    return fault_unfoldable(s, req, NULL) < 0 && fold_mode_allows(s, f);
 }
 
 /* The fault that keeps a run at fidelity f from folding where its fold
@@ -187,20 +214,21 @@ int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f,
 static int fault_blocks(const nsim_scenario *s, nsim_fidelity f,
                         const nsim_plan_req *req)
 {
-    int k = fault_unfoldable(s, req);
+    int k = fault_unfoldable(s, req, NULL);
     return k >= 0 && fold_mode_allows(s, f) && nsim_topo_nhosts(s->topo) >= 4
                ? k
                : -1;
 }
 
 /* Why a run whose fold mode allows a fold plays every host: fault k. */
-static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
+static void fault_why_not(const nsim_scenario *s, const nsim_plan_req *req,
+                          int k, nsim_fold_info *fi)
 {
     const nsim_fault *f = &s->faults[k];
     const nsim_topo *t = s->topo;
     char what[2 * NSIM_NAME_MAX + 32];
-    uint32_t h[2], n;
-    int place = fault_place(s, f, h, &n);
+    const char *why = "";
+    (void)fault_unfoldable(s, req, &why);
     if (f->kind == NSIM_FAULT_QP_ERROR && f->from >= 0 && f->to >= 0)
         snprintf(what, sizeof what, "a QP error on rank %d -> %d", f->from,
                  f->to);
@@ -225,14 +253,7 @@ static void fault_why_not(const nsim_scenario *s, int k, nsim_fold_info *fi)
     fi->hosts = fi->played = nsim_topo_nhosts(t);
     /* (two long device names may cut the end: the fault comes first) */
     if (snprintf(fi->why_not, sizeof fi->why_not, "faults[%d] (%s) %s", k,
-                 what,
-                 place == -2 ? "draws random losses, which a folded run "
-                               "would draw otherwise"
-                 : place < 0 ? "strikes the fabric between hosts, which no "
-                               "fold plays"
-                             : "strikes one place, and only a ring or a "
-                               "tree folds around one") <
-        0)
+                 what, why) < 0)
         fi->why_not[0] = '\0';
 }
 
@@ -248,7 +269,7 @@ int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
     int k = fault_blocks(s, nsim_run_fidelity(s, bytes), &req);
     nsim_fold_info fi = {0};
     if (k >= 0)
-        fault_why_not(s, k, &fi);
+        fault_why_not(s, &req, k, &fi);
     snprintf(why, n, "%s", fi.why_not);
     return k >= 0;
 }
@@ -316,6 +337,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
      * keeps its placement; one kept compact (--stats, explain, a folded
      * --trace) is built, and folded, as a run's */
     nsim_fold_info fold = {0};
+    int rc;
     eo.fidelity = nsim_run_fidelity(s, bytes);
     req->compact_ops = !o->keep || o->keep_compact ||
                        (o->want_trace && o->trace_fold &&
@@ -324,19 +346,23 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         req->compact_ops && nsim_run_may_fold(s, eo.fidelity, req);
     int blocking = fault_blocks(s, eo.fidelity, req);
     if (req->compact_ops && blocking >= 0)
-        fault_why_not(s, blocking, &fold); /* --timing says why */
-    if (may_fold)
-        NSIM_TRY(nsim_plan_fold_prepare(s->topo, req, &fold, err));
+        fault_why_not(s, req, blocking, &fold); /* --timing says why */
     uint32_t *struck = NULL;
     if (may_fold && s->nfaults > 0) {
-        /* a ring or a tree folds around the hosts its faults strike */
+        /* a ring, a tree or an AllToAll folds around the hosts its faults
+         * strike */
         struck = malloc(2 * (size_t)s->nfaults * sizeof *struck);
         if (struck == NULL)
             return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
         req->nfold_play = struck_hosts(s, struck);
         req->fold_play = struck;
     }
-    int rc = alltoall_budget(s, req, err);
+    if (may_fold &&
+        (rc = nsim_plan_fold_prepare(s->topo, req, &fold, err)) != NSIM_OK) {
+        free(struck);
+        return rc;
+    }
+    rc = alltoall_budget(s, req, err);
     if (rc == NSIM_OK)
         rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK && may_fold &&

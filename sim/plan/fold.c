@@ -1037,10 +1037,16 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
         req->fold_senders = 1;
         req->fold_host[0] = sendrecv_first(&hm, t);
         req->fold_host[1] = (req->fold_host[0] + 1) % hm.nhosts;
-    } else if (rc == 1) {
+    } else if (rc == 1 && req->nfold_play <= 1) {
+        /* an AllToAll: host 0, or the host a run's faults strike */
+        uint32_t a = req->nfold_play == 1 ? req->fold_play[0] : 0;
         req->fold_senders = 1;
-        req->fold_host[0] = 0;
-        req->fold_host[1] = alltoall_partner(&hm, t, 0);
+        req->fold_host[0] = a;
+        req->fold_host[1] = alltoall_partner(&hm, t, a);
+    } else if (rc == 1) {
+        refuse(info, "the faults strike %u hosts, and an AllToAll folds "
+                     "around one",
+               req->nfold_play);
     }
     free(hm.local);
     if (rc == NSIM_ENOMEM)
@@ -1097,6 +1103,7 @@ static int fold_p2p(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     fi->played = 2;
     fi->first_played = a;
     fi->partner = b;
+    fi->struck = p->req.nfold_play;
     return 1;
 }
 

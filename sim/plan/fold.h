@@ -31,7 +31,8 @@
  * and proxies what a host does. Routes of another bandwidth than the
  * played one refuse; RoCE (ECMP hashing) refuses. SendRecv (rank r to
  * r + 1) folds the same way, on the host whose route to the next is the
- * slowest and that next host.
+ * slowest and that next host. An AllToAll whose faults strike one host
+ * (nsim_plan_req fold_play) plays that host first.
  *
  * Tree and NVLSTree AllReduce: a host's work depends on its roles in
  * NCCL's two trees; the hosts played are one per role (about

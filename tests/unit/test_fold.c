@@ -389,16 +389,18 @@ static void test_fold_refusals(void)
 
 /* When a run may fold: auto in flow only, on in packet too, off never;
  * with a fault plan, where the faults strike every host alike, or one
- * place under a ring or a tree (which fold around it), not the fabric
- * between hosts, random loss, nor one place under another plan. */
+ * place under a ring, a tree or an AllToAll (which fold around it; an
+ * AllToAll not around ranks' QPs), not the fabric between hosts, random
+ * loss, nor one place under SendRecv. */
 static void test_fold_run_policy(void)
 {
     nsim_scenario s;
     memset(&s, 0, sizeof s);
     nsim_plan_req ring = ring_req(NSIM_COLL_ALLREDUCE, 1u << 20);
-    nsim_plan_req tree = ring, a2a = ring;
+    nsim_plan_req tree = ring, a2a = ring, p2p = ring;
     tree.algo = NSIM_ALGO_TREE;
     a2a.coll = NSIM_COLL_ALLTOALL;
+    p2p.coll = NSIM_COLL_SENDRECV;
     s.topo = cluster(16, 16); /* two leaves under spines */
     CU_ASSERT_EQUAL(s.fold, NSIM_FOLD_AUTO); /* the default */
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
@@ -434,7 +436,8 @@ static void test_fold_run_policy(void)
                              .from = -1, .to = -1, .dev = nic};
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &a2a));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &a2a));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &p2p));
     faults[1] = (nsim_fault){.kind = NSIM_FAULT_LINK_DEGRADED,
                              .channel = -1, .from = -1, .to = -1,
                              .link = spine, .bw = 1e9};
@@ -626,16 +629,41 @@ static void test_fold_faults(void)
     fprintf(stderr, "  h5.nic3 down, Tree, 8 hosts, 16 MiB: folded %.2f us "
                     "(%u hosts), whole %.2f us\n",
             folded.time_us, folded.fold.played, whole.time_us);
-    /* an AllToAll plays every host, and the row says why */
+    /* an AllToAll folds onto the struck host and a partner, each doing
+     * what a host does; not around a QP error on ranks' connections */
     s = flow_scenario(t, "port_a2a", "alltoall_perf",
+                      strstr(extra, ", \"qps_per_connection\""));
+    folded = run_size(s, 4u << 20, NSIM_FOLD_AUTO);
+    whole = run_size(s, 4u << 20, NSIM_FOLD_OFF);
+    nsim_scenario_destroy(s);
+    CU_ASSERT_EQUAL(folded.fold.played, 2);
+    CU_ASSERT_EQUAL(folded.fold.first_played, 5);
+    CU_ASSERT_EQUAL(folded.fold.struck, 1);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.02 * whole.time_us);
+    fprintf(stderr, "  h5.nic3 down, AllToAll, 8 hosts, 4 MiB: folded %.2f "
+                    "us (hosts %u and %u), whole %.2f us\n",
+            folded.time_us, folded.fold.first_played, folded.fold.partner,
+            whole.time_us);
+    s = flow_scenario(t, "qp_a2a", "alltoall_perf",
+                      ", \"qps_per_connection\": 2, \"failover\": "
+                      "\"rebind_qp\", \"faults\": [{\"at\": \"20 us\", "
+                      "\"kind\": \"qp_error\", \"from\": 3, \"to\": 12, "
+                      "\"qp\": 0}]");
+    row = run_size(s, 1u << 20, NSIM_FOLD_AUTO);
+    CU_ASSERT_EQUAL(row.fold.played, 8);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(row.fold.why_not, "faults[0] (a QP error on rank 3 -> 12) "
+                                 "strikes ranks' connections"));
+    nsim_scenario_destroy(s);
+    /* SendRecv plays every host, and the row says why */
+    s = flow_scenario(t, "port_sr", "sendrecv_perf",
                       strstr(extra, ", \"qps_per_connection\""));
     row = run_size(s, 1u << 20, NSIM_FOLD_AUTO);
     CU_ASSERT_EQUAL(row.fold.played, 8);
-    CU_ASSERT_EQUAL(row.fold.hosts, 8);
     CU_ASSERT_PTR_NOT_NULL(
         strstr(row.fold.why_not, "faults[1] (a port down on h5.nic3) "
-                                 "strikes one place, and only a ring or a "
-                                 "tree folds around one"));
+                                 "strikes one place, and only a ring, a "
+                                 "tree or an AllToAll folds around one"));
     nsim_scenario_destroy(s);
     nsim_topo_destroy(t);
 
