@@ -529,6 +529,18 @@ static void test_fold_alltoall(void)
     nsim_topo_destroy(t);
 }
 
+/* Scenario name (coll, extra keys) on t at bytes, folded (auto) and with
+ * every host played. */
+static void run_both(nsim_topo *t, const char *name, const char *coll,
+                     const char *extra, uint64_t bytes, nsim_run_row *folded,
+                     nsim_run_row *whole)
+{
+    nsim_scenario *s = flow_scenario(t, name, coll, extra);
+    *folded = run_size(s, bytes, NSIM_FOLD_AUTO);
+    *whole = run_size(s, bytes, NSIM_FOLD_OFF);
+    nsim_scenario_destroy(s);
+}
+
 /* The first link out of the device named name into the fabric (to a
  * switch off every host). */
 static uint32_t first_link_out(const nsim_topo *t, const char *name)
@@ -603,10 +615,8 @@ static void test_fold_faults(void)
                        "\"channel\": 2, \"qp\": 0}, {\"at\": \"60 us\", "
                        "\"kind\": \"port_down\", \"nic\": \"h5.nic3\"}]";
     snprintf(extra, sizeof extra, port, "Ring");
-    s = flow_scenario(t, "port", "all_reduce_perf", extra);
-    folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
-    whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
-    nsim_scenario_destroy(s);
+    run_both(t, "port", "all_reduce_perf", extra, 16u << 20, &folded,
+             &whole);
     CU_ASSERT_EQUAL(folded.fold.played, 2);
     CU_ASSERT_EQUAL(folded.fold.first_played, 5);
     CU_ASSERT_EQUAL(folded.fold.struck, 1);
@@ -619,10 +629,8 @@ static void test_fold_faults(void)
     /* a tree folds around it too: the struck host played, standing for
      * the hosts of its roles */
     snprintf(extra, sizeof extra, port, "Tree");
-    s = flow_scenario(t, "port_tree", "all_reduce_perf", extra);
-    folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
-    whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
-    nsim_scenario_destroy(s);
+    run_both(t, "port_tree", "all_reduce_perf", extra, 16u << 20, &folded,
+             &whole);
     CU_ASSERT(folded.fold.played < 8);
     CU_ASSERT_EQUAL(folded.fold.struck, 1);
     CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.01 * whole.time_us);
@@ -631,11 +639,9 @@ static void test_fold_faults(void)
             folded.time_us, folded.fold.played, whole.time_us);
     /* an AllToAll folds onto the struck host and a partner, each doing
      * what a host does; not around a QP error on ranks' connections */
-    s = flow_scenario(t, "port_a2a", "alltoall_perf",
-                      strstr(extra, ", \"qps_per_connection\""));
-    folded = run_size(s, 4u << 20, NSIM_FOLD_AUTO);
-    whole = run_size(s, 4u << 20, NSIM_FOLD_OFF);
-    nsim_scenario_destroy(s);
+    run_both(t, "port_a2a", "alltoall_perf",
+             strstr(extra, ", \"qps_per_connection\""), 4u << 20, &folded,
+             &whole);
     CU_ASSERT_EQUAL(folded.fold.played, 2);
     CU_ASSERT_EQUAL(folded.fold.first_played, 5);
     CU_ASSERT_EQUAL(folded.fold.struck, 1);
@@ -678,10 +684,8 @@ static void test_fold_faults(void)
              nsim_topo_device(t, nsim_topo_link(t, first_link_out(
                                                        t, "h4.nic0"))->dst)
                  ->name);
-    s = flow_scenario(t, "degraded", "all_reduce_perf", extra);
-    folded = run_size(s, 64u << 20, NSIM_FOLD_AUTO);
-    whole = run_size(s, 64u << 20, NSIM_FOLD_OFF);
-    nsim_scenario_destroy(s);
+    run_both(t, "degraded", "all_reduce_perf", extra, 64u << 20, &folded,
+             &whole);
     CU_ASSERT(folded.fold.played > 2 && folded.fold.played < 16);
     CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.005 * whole.time_us);
     fprintf(stderr, "  h4.nic0's uplink at 100 Gb/s, 16 hosts on 2 leaves, "
