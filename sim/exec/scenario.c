@@ -727,11 +727,18 @@ static int parse_policy(const char *v, nsim_failover *out)
     return NSIM_EINVAL;
 }
 
+static const char *const fault_kind_names[] = {
+    "qp_error", "port_down", "link_down", "link_degraded", "loss"};
+
+static const char *fault_kind_name(nsim_fault_kind k)
+{
+    return fault_kind_names[k];
+}
+
 static int fault_kind(const nsim_jctx *c, const char *p, const char *v,
                       nsim_fault_kind *out)
 {
-    static const char *const names[] = {"qp_error", "port_down", "link_down",
-                                        "link_degraded", "loss"};
+    const char *const *names = fault_kind_names;
     for (int i = 0; i < 5; i++)
         if (strcmp(v, names[i]) == 0) {
             *out = (nsim_fault_kind)i;
@@ -1089,11 +1096,86 @@ static int set_scenario_key(nsim_scenario *s, const nsim_jctx *c,
                           "not a knob (expected a scenario field: nchannels, "
                           "qps_per_connection, buffsize, protocol, algorithm, "
                           "channel_mode, collective, datatype, op, root, seed, "
-                          "gpus_per_thread, fidelity, fold; an NCCL_* "
-                          "variable; or a model "
-                          "parameter of `ncclsim params`)");
+                          "gpus_per_thread, fidelity, fold; a fault's "
+                          "field, faults[K].at, ...; an NCCL_* variable; or "
+                          "a model parameter of `ncclsim params`)");
     }
     return NSIM_OK;
+}
+
+/* A fault's field as a knob, "faults[K].FIELD" (a sweep over where or
+ * when a fault strikes, or how hard): at, channel, from, to, qp, nic, bw
+ * or probability, read as the file's reader reads it, for a field the
+ * fault's kind has; channel, from and to also "any". */
+static int set_fault_knob(nsim_scenario *s, const nsim_jctx *c,
+                          const char *name, const char *value)
+{
+    static const char *const fields[] = {"at", "channel", "from", "to", "qp",
+                                         "nic", "bw", "probability", NULL};
+    char p[32], *end;
+    unsigned long k = strtoul(name + 7, &end, 10);
+    const char *field = end[0] == ']' && end[1] == '.' ? end + 2 : NULL;
+    int known = 0;
+    for (int i = 0; field != NULL && fields[i] != NULL; i++)
+        known |= strcmp(field, fields[i]) == 0;
+    if (end == name + 7 || !known)
+        return nsim_jfail(c, "", name,
+                          "not a knob (a fault's is faults[K].FIELD, FIELD "
+                          "one of at, channel, from, to, qp, nic, bw, "
+                          "probability)");
+    if (k >= s->nfaults)
+        return nsim_jfail(c, "", name, "the scenario has %u fault(s)",
+                          s->nfaults);
+    nsim_fault *f = &s->faults[k];
+    snprintf(p, sizeof p, "faults[%lu]", k);
+    int has = strcmp(field, "at") == 0 || strcmp(field, "channel") == 0 ||
+              strcmp(field, "from") == 0 || strcmp(field, "to") == 0 ||
+              (strcmp(field, "qp") == 0 && f->kind == NSIM_FAULT_QP_ERROR) ||
+              (strcmp(field, "nic") == 0 &&
+               (f->kind == NSIM_FAULT_PORT_DOWN ||
+                f->kind == NSIM_FAULT_LOSS)) ||
+              (strcmp(field, "bw") == 0 &&
+               f->kind == NSIM_FAULT_LINK_DEGRADED) ||
+              (strcmp(field, "probability") == 0 &&
+               f->kind == NSIM_FAULT_LOSS);
+    if (!has)
+        return nsim_jfail(c, p, field, "a %s fault has no %s",
+                          fault_kind_name(f->kind), field);
+    cJSON *o = knob_object(field, value);
+    if (o == NULL)
+        return NSIM_ERR(c->err, NSIM_ENOMEM, "out of memory");
+    int64_t v = -1;
+    int rc;
+    uint32_t n = nsim_topo_nranks(s->topo);
+    if (strcmp(field, "at") == 0)
+        rc = nsim_jget_time(c, o, p, field, 1, &f->at_ps);
+    else if (strcmp(field, "nic") == 0)
+        rc = fault_device(c, s->topo, o, p, field, NSIM_DEV_NIC, &f->dev);
+    else if (strcmp(field, "bw") == 0)
+        rc = nsim_jget_bw(c, o, p, field, 1, &f->bw);
+    else if (strcmp(field, "probability") == 0)
+        rc = nsim_jget_double(c, o, p, field, 1, 0, 1, &f->prob);
+    else if (strcmp(field, "qp") != 0 && strcmp(value, "any") == 0)
+        *(strcmp(field, "channel") == 0 ? &f->channel
+          : strcmp(field, "from") == 0  ? &f->from
+                                        : &f->to) = -1;
+    else if ((rc = nsim_jget_int(c, o, p, field, 1, 0,
+                                 strcmp(field, "channel") == 0
+                                     ? NSIM_MAX_CHANNELS - 1
+                                 : strcmp(field, "qp") == 0 ? 127
+                                                            : n - 1,
+                                 &v)) == NSIM_OK) {
+        if (strcmp(field, "channel") == 0)
+            f->channel = (int32_t)v;
+        else if (strcmp(field, "from") == 0)
+            f->from = (int32_t)v;
+        else if (strcmp(field, "to") == 0)
+            f->to = (int32_t)v;
+        else
+            f->qp = (uint32_t)v;
+    }
+    cJSON_Delete(o);
+    return rc;
 }
 
 int nsim_scenario_set_knob(nsim_scenario *s, const char *name,
@@ -1108,6 +1190,8 @@ int nsim_scenario_set_knob(nsim_scenario *s, const char *name,
         name += 7;
     if (strncmp(name, "NCCL_", 5) == 0) {
         rc = apply_env_var(s, &c, name, value);
+    } else if (strncmp(name, "faults[", 7) == 0) {
+        rc = set_fault_knob(s, &c, name, value);
     } else {
         cJSON *o = knob_object(name, value);
         if (o == NULL)

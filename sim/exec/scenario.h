@@ -146,7 +146,9 @@ NSIM_NODISCARD int nsim_scenario_set_op(nsim_scenario *s, const char *op,
 /* Sets one knob of a loaded scenario by name, through the same readers
  * and checks as the file: a scenario field (nchannels, qps_per_connection,
  * buffsize, protocol, algorithm, channel_mode, collective, datatype, op,
- * root, seed, gpus_per_thread), an NCCL_* variable of "env" (also as
+ * root, seed, gpus_per_thread, fidelity, fold), a fault's field
+ * ("faults[K].FIELD": at, channel, from, to, qp, nic, bw, probability,
+ * where fault K's kind has it), an NCCL_* variable of "env" (also as
  * "env.NAME"), or a model parameter (also as "params.NAME"). value is
  * text as on a command line ("4", "1M", "Simple"); what names the source
  * in messages ("--set"). Channels are resolved again afterwards. */

@@ -140,10 +140,11 @@ int nsim_sweep_add_axis(nsim_sweep *sw, const char *spec, nsim_err *err)
             return NSIM_ERR(err, NSIM_EINVAL, "--set %s: given twice",
                             ax->name);
     for (const char *p = ax->name; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '.')
+        if (!isalnum((unsigned char)*p) && strchr("_.[]", *p) == NULL)
             return NSIM_ERR(err, NSIM_EINVAL,
-                            "--set '%s': a knob name is letters, digits, '_' "
-                            "and '.'", ax->name);
+                            "--set '%s': a knob name is letters, digits, '_', "
+                            "'.' and '[]' (faults[0].at)",
+                            ax->name);
     sw->naxes++; /* owned from here, freed by destroy */
     const char *v = eq + 1;
     if (strchr(v, ':') != NULL && strchr(v, ',') == NULL)

@@ -104,3 +104,31 @@ set_tests_properties(cli.sweep.shards_merged PROPERTIES
 nsim_expect(cli.sweep.bad_shard 2
             CMD ${NCCLSIM} sweep ${S}/seed-allreduce.json --set nchannels=2
             --shard 2/2 -o sw_bad.csv ERR "--shard: expected I/N")
+# a fault's fields are knobs (faults[K].FIELD): which NIC goes down, and
+# when (at 5 ms, after the 16 MiB run has ended, it strikes nothing: the
+# fault-free time); bad fault knobs are refused before anything runs
+nsim_expect(cli.sweep.fault_knobs 0
+            CMD ${NCCLSIM} sweep ${NSIM_TESTS}/data/fold-4node-port-down.json
+            --set faults[0].nic=h1.nic3,h2.nic0 --set faults[0].at=50us,5ms
+            -o -
+            OUT "^point,faults\\[0\\]\\.nic,faults\\[0\\]\\.at,size,[^\n]*\n0,h1\\.nic3,50us,16777216,[^\n]*,1381\\.382,[^\n]*\n1,h1\\.nic3,5ms,16777216,[^\n]*,349\\.283,[^\n]*\n2,h2\\.nic0,50us,16777216,[^\n]*,1385\\.821,[^\n]*\n3,h2\\.nic0,5ms,[^\n]*,349\\.283,")
+nsim_expect(cli.sweep.fault_knob_index 1
+            CMD ${NCCLSIM} sweep ${NSIM_TESTS}/data/fold-4node-port-down.json
+            --set faults[3].at=1us -o sw_bad.csv
+            ERR "--set: faults\\[3\\]\\.at: the scenario has 1 fault\\(s\\)"
+            NO_FILE sw_bad.csv)
+nsim_expect(cli.sweep.fault_knob_field 1
+            CMD ${NCCLSIM} sweep ${NSIM_TESTS}/data/fold-4node-port-down.json
+            --set faults[0].bw=1Gb/s -o sw_bad.csv
+            ERR "--set: faults\\[0\\]\\.bw: a port_down fault has no bw"
+            NO_FILE sw_bad.csv)
+nsim_expect(cli.sweep.fault_knob_unknown 1
+            CMD ${NCCLSIM} sweep ${NSIM_TESTS}/data/fold-4node-port-down.json
+            --set faults[0].colour=1 -o sw_bad.csv
+            ERR "faults\\[0\\]\\.colour: not a knob \\(a fault's is faults\\[K\\]\\.FIELD"
+            NO_FILE sw_bad.csv)
+nsim_expect(cli.sweep.fault_knob_device 1
+            CMD ${NCCLSIM} sweep ${NSIM_TESTS}/data/fold-4node-port-down.json
+            --set faults[0].nic=h1.nic3,h9.nic0 -o sw_bad.csv
+            ERR "--set: faults\\[0\\]\\.nic: unknown device \"h9\\.nic0\""
+            NO_FILE sw_bad.csv)
