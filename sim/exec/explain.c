@@ -260,6 +260,7 @@ int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
     x->pred_us = row.pred_us;
     x->fold_hosts = row.fold.hosts;
     x->fold_played = row.fold.played;
+    x->fold_struck = row.fold.struck;
     const nsim_device *g =
         nsim_topo_device(s->topo, nsim_topo_rank_device(s->topo, 0));
     x->sm_gbps = nsim_params_sm_stream_bw(&s->params, g->gen) / 1e9;
@@ -291,6 +292,11 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
                    "theirs, and links the hosts share in the fabric carry "
                    "only their flows (--fold off plays every host)\n",
                 x->fold_played, x->fold_hosts);
+    if (x->fold_played < x->fold_hosts && x->fold_struck > 0)
+        fprintf(f, "faults: %u of the played hosts struck, each standing "
+                   "for its twins (a ring or tree runs at its slowest hop; "
+                   "an AllToAll's struck host does what a host does)\n",
+                x->fold_struck);
     if (x->have_link) {
         fprintf(f, "busiest link: %s (%s), %.1f%% busy, %.1f GB/s of "
                    "payload",
@@ -367,6 +373,7 @@ cJSON *nsim_explain_json(const nsim_explanation *x)
     cJSON *fo = cJSON_AddObjectToObject(o, "fold");
     cJSON_AddNumberToObject(fo, "hosts", x->fold_hosts);
     cJSON_AddNumberToObject(fo, "played", x->fold_played);
+    cJSON_AddNumberToObject(fo, "struck", x->fold_struck);
     if (x->have_link)
         cJSON_AddItemToObject(o, "busiest_link", link_json(&x->busiest_link));
     if (x->have_port)

@@ -68,6 +68,7 @@ typedef struct nsim_explanation {
      * every host played); the waits, thread blocks and links above are
      * the played hosts' */
     uint32_t fold_hosts, fold_played;
+    uint32_t fold_struck; /* played hosts the faults strike (fold.h) */
 } nsim_explanation;
 
 /* Explains size (nccl-tests bytes, as -b takes them) of s. */

@@ -42,6 +42,10 @@ set(D ${NSIM_SRC}/tests/data)
 nsim_expect(cli.explain.folded 0
             CMD ${NCCLSIM} explain ${D}/fold-4node.json -b 16M
             OUT "16777216 bytes: 336\\.09 us, busbw 96\\.72 GB/s.*bound by: waits: channel 15 rank [0-9]+ waits 74% of the run on data\nfolded: 2 of 4 hosts played, each doing its twins' work.*NET waits, all played connections: CTS 4178\\.7 us")
+# a ring folded around the host its fault strikes says so
+nsim_expect(cli.explain.folded_fault 0
+            CMD ${NCCLSIM} explain ${D}/fold-4node-port-down.json -b 16M
+            OUT "16777216 bytes: 1381\\.38 us.*\nfolded: 2 of 4 hosts played[^\n]*\nfaults: 1 of the played hosts struck, each standing for its twins")
 nsim_expect(cli.explain.fold_off 0
             CMD ${NCCLSIM} explain ${D}/fold-4node.json -b 16M --fold off
             OUT "16777216 bytes: 336\\.09 us, busbw 96\\.72 GB/s.*bound by: waits: channel 15 rank [0-9]+ waits 74% of the run on data\n.*NET waits, all connections: CTS 8357\\.4 us"
