@@ -37,9 +37,10 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                 m->hosts_played, m->nhosts);
     if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
         m->hosts_struck > 0 && m->struck_fold == 2)
-        fprintf(f, "# faults: the AllToAll folds onto the host they strike "
-                   "and a partner, each sending and receiving what a host "
-                   "does (README \"Fault plan and failover\")\n");
+        fprintf(f, "# faults: the fold plays the host(s) they strike (%u) "
+                   "with a partner, each sending and receiving what a host "
+                   "does (README \"Fault plan and failover\")\n",
+                m->hosts_struck);
     else if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
              m->hosts_struck > 0 && m->struck_fold == 1)
         fprintf(f, "# faults: the trees fold around the host(s) they "

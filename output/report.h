@@ -36,7 +36,8 @@ typedef struct nsim_report_meta {
                             * ring or a tree folded around them), or 0 */
     int struck_fold;       /* how: 0 a ring's (each stands for its
                             * twins), 1 a tree's (for its roles), 2 an
-                            * AllToAll's (with a partner, each a host) */
+                            * AllToAll's or SendRecv's (with a partner,
+                            * each doing what a host does) */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

@@ -135,18 +135,24 @@ static int folds_around(const nsim_plan_req *req)
 }
 
 /* The first fault that keeps req's plan from folding, or -1 (*why, if
- * not NULL, gets the reason): one in the fabric between hosts, random
- * loss, or one that strikes one place where the plan folds around none.
- * An AllToAll folds around one host's NIC or links (the struck host and
- * a partner each send and receive what a host does), not around a QP
- * error on ranks' connections (the struck connection would stand for
- * its twins to every host) nor around more hosts than one. */
+ * not NULL, gets the reason): one in the fabric between hosts, or random
+ * loss. A ring or a tree folds around one place; an AllToAll around one
+ * host's NIC or links (the struck host and a partner each send and
+ * receive what a host does), not around a QP error on ranks'
+ * connections (the struck connection would stand for its twins to every
+ * host) nor around more hosts than one; SendRecv around the pair the
+ * faults strike, where the fold's planning finds one (fold.c). Plans
+ * that never fold (Broadcast, Reduce, NVLS on one host) say why
+ * themselves. */
 static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req,
                             const char **why)
 {
     uint32_t h[2], n, host = UINT32_MAX;
     const char *w = NULL;
     int k = -1;
+    if (!folds_around(req) && req->coll != NSIM_COLL_ALLTOALL &&
+        req->coll != NSIM_COLL_SENDRECV)
+        return -1;
     for (uint32_t i = 0; i < s->nfaults && k < 0; i++) {
         int place = fault_place(s, &s->faults[i], h, &n);
         if (place == -2)
@@ -154,11 +160,9 @@ static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req,
                 "otherwise";
         else if (place < 0)
             w = "strikes the fabric between hosts, which no fold plays";
-        else if (place == 0 || folds_around(req))
+        else if (place == 0 || folds_around(req) ||
+                 req->coll == NSIM_COLL_SENDRECV)
             continue;
-        else if (req->coll != NSIM_COLL_ALLTOALL)
-            w = "strikes one place, and only a ring, a tree or an AllToAll "
-                "folds around one";
         else if (s->faults[i].kind == NSIM_FAULT_QP_ERROR)
             w = "strikes ranks' connections, which a folded AllToAll plays "
                 "once for every host";

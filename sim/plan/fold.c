@@ -983,39 +983,64 @@ static uint32_t alltoall_partner(const hostmap *hm, nsim_topo *t, uint32_t a)
  * send to a + 2 lands on a): a is the host whose route to the next is
  * the slowest (least bandwidth, then most latency), since the whole
  * SendRecv ends with its slowest pair. */
+/* The route from host h's first NIC to host h + 1's, or NULL. */
+static const nsim_route *pair_route(const hostmap *hm, nsim_topo *t,
+                                    uint32_t h)
+{
+    const nsim_route *r;
+    for (uint32_t i = 0; i < hm->ndev; i++)
+        if (nsim_topo_device(t, host_dev(hm, 0, i))->type == NSIM_DEV_NIC)
+            return nsim_topo_route(t, host_dev(hm, h, i),
+                                   host_dev(hm, (h + 1) % hm->nhosts, i), &r,
+                                   NULL) == NSIM_OK
+                       ? r
+                       : NULL;
+    return NULL;
+}
+
 static uint32_t sendrecv_first(const hostmap *hm, nsim_topo *t)
 {
-    uint32_t nic = UINT32_MAX, best = 0;
-    const nsim_route *slowest = NULL;
-    for (uint32_t i = 0; i < hm->ndev && nic == UINT32_MAX; i++)
-        if (nsim_topo_device(t, host_dev(hm, 0, i))->type == NSIM_DEV_NIC)
-            nic = i;
-    for (uint32_t h = 0; nic != UINT32_MAX && h < hm->nhosts; h++) {
-        const nsim_route *r;
-        if (nsim_topo_route(t, host_dev(hm, h, nic),
-                            host_dev(hm, (h + 1) % hm->nhosts, nic), &r,
-                            NULL) != NSIM_OK)
-            continue;
-        if (slowest == NULL || r->bw < slowest->bw ||
-            (r->bw == slowest->bw && r->lat_ps > slowest->lat_ps)) {
+    uint32_t best = 0;
+    const nsim_route *slowest = NULL, *r;
+    for (uint32_t h = 0; h < hm->nhosts; h++)
+        if ((r = pair_route(hm, t, h)) != NULL &&
+            (slowest == NULL || slower(r, slowest))) {
             slowest = r;
             best = h;
         }
-    }
     return best;
 }
 
-/* ---- Tree and NVLSTree ------------------------------------------------
- * Per channel one of NCCL's two binary trees between hosts: a host's
- * work there depends on its role (depth, height, children), and the two
- * trees give each host two roles. The planner plays the hosts that
- * nsim__plan_tree_fold picks (from both roots, a neighbour whose role no
- * played host has yet); every other neighbour of a played host is a
- * phantom: its connection keeps its real ranks, GPU, NIC, proxy and
- * route, and the lane of the played host in its role sends or receives
- * it (a phantom sender's copy runs on its own GPU's thread block). Each
- * played host then sends and receives what it does in the whole run,
- * over its own NICs, PCIe and NVLink. */
+/* SendRecv whose faults strike hosts (req fold_play): the pair they
+ * strike, its first host in *a: one host (its sends and receives are
+ * both played from it: the next host's send lands on it), or two that
+ * follow each other. The whole run ends with its slowest pair, so the
+ * struck pair's route must be as slow as the slowest route's pair's (a
+ * fault only slows its pair). 1, or 0 with why. */
+static int sendrecv_struck(const hostmap *hm, nsim_topo *t,
+                           const nsim_plan_req *req, uint32_t *a,
+                           nsim_fold_info *fi)
+{
+    const uint32_t *h = req->fold_play;
+    uint32_t nh = hm->nhosts, w = sendrecv_first(hm, t);
+    if (req->nfold_play == 1)
+        *a = h[0];
+    else if (req->nfold_play == 2 && h[1] == h[0] + 1)
+        *a = h[0];
+    else if (req->nfold_play == 2 && h[0] == 0 && h[1] == nh - 1)
+        *a = nh - 1;
+    else
+        return refuse(fi, "the faults strike %u hosts, not one pair of "
+                          "SendRecv's",
+                      req->nfold_play);
+    const nsim_route *rw = pair_route(hm, t, w), *ra = pair_route(hm, t, *a);
+    if (rw != NULL && ra != NULL && slower(rw, ra))
+        return refuse(fi, "the slowest pair (hosts %u and %u) is not the one "
+                          "the faults strike (%u and %u): the run ends with "
+                          "the slower of the two",
+                      w, (w + 1) % nh, *a, (*a + 1) % nh);
+    return 1;
+}
 
 int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
                            nsim_fold_info *info, nsim_err *err)
@@ -1034,9 +1059,12 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
     if (rc == 1 && tree) {
         req->fold_tree = 1;
     } else if (rc == 1 && req->coll == NSIM_COLL_SENDRECV) {
-        req->fold_senders = 1;
-        req->fold_host[0] = sendrecv_first(&hm, t);
-        req->fold_host[1] = (req->fold_host[0] + 1) % hm.nhosts;
+        uint32_t a = sendrecv_first(&hm, t);
+        if (req->nfold_play == 0 || sendrecv_struck(&hm, t, req, &a, info)) {
+            req->fold_senders = 1;
+            req->fold_host[0] = a;
+            req->fold_host[1] = (a + 1) % hm.nhosts;
+        }
     } else if (rc == 1 && req->nfold_play <= 1) {
         /* an AllToAll: host 0, or the host a run's faults strike */
         uint32_t a = req->nfold_play == 1 ? req->fold_play[0] : 0;

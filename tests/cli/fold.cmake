@@ -106,30 +106,50 @@ nsim_expect_file(cli.fold.latency
 # a fault plan folds where it strikes every host alike (QP errors on a
 # whole channel): the same row as every host played; a ring folds around
 # one that strikes one place (a NIC's port: host 1 played, standing for
-# its twins), within 0.1 % of every host played here; a SendRecv plays
-# every host and says so before the run (which may then take minutes)
-# and in --timing, as does a fault on a link between two switches
+# its twins), within 0.1 % of every host played here; SendRecv folds
+# onto the struck host and the next; a fault on a link between two
+# switches plays every host and says so before the run (which may then
+# take minutes) and in --timing
+# nsim_fold_whole(NAME SCENARIO ROW [run's args]): SCENARIO with every
+# host played (--fold off) prints ROW and says nothing of folding
+function(nsim_fold_whole name scen row)
+  nsim_expect(${name} 0 CMD ${NCCLSIM} run ${scen} ${ARGN} --fold off
+              OUT "${row}" NOT_OUT "folded")
+endfunction()
 set(FROW "\n +16777216 +4194304 +float +sum +-1 +359\\.55 ")
 nsim_expect(cli.fold.faults_alike 0
             CMD ${NCCLSIM} run ${D}/fold-4node-faults.json --timing
             OUT "# folded: 2 of 4 hosts played [^\n]*\n#\n.*${FROW}"
             ERR "folded: 2 of 4 hosts played from host 0")
-nsim_expect(cli.fold.faults_alike_off 0
-            CMD ${NCCLSIM} run ${D}/fold-4node-faults.json --fold off
-            OUT "${FROW}" NOT_OUT "folded")
+nsim_fold_whole(cli.fold.faults_alike_off ${D}/fold-4node-faults.json
+                "${FROW}")
 nsim_expect(cli.fold.fault_one_place 0
             CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --timing
             OUT "# folded: 2 of 4 hosts played [^\n]*\n# faults: the ring folds around the host\\(s\\) they strike, 1 of the 2 played, each standing for its twins: 2 of 4 hosts struck where the scenario strikes 1 [^\n]*\n#\n.*\n +16777216 +4194304 +float +sum +-1 +1381\\.38 "
             ERR "^# timing: 16777216 B: [^\n]*folded: 2 of 4 hosts played from host 0 \\(around the 1 host\\(s\\) the faults strike")
-nsim_expect(cli.fold.fault_one_place_off 0
-            CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --fold off
-            OUT "\n +16777216 +4194304 +float +sum +-1 +1382\\.43 "
-            NOT_OUT "folded")
+nsim_fold_whole(cli.fold.fault_one_place_off ${D}/fold-4node-port-down.json
+                "\n +16777216 +4194304 +float +sum +-1 +1382\\.43 ")
 nsim_expect(cli.fold.fault_one_place_sendrecv 0
             CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --coll sendrecv
-                -b 1M -e 1M --timing
+                -b 64M -e 64M --timing
+            OUT "# faults: the fold plays the host\\(s\\) they strike \\(1\\) with a partner[^\n]*\n#\n.*\n +67108864 +16777216 +float +sum +-1 +1373\\.42 "
+            ERR "folded: 2 of 4 hosts played \\(hosts 1 and 2, each sending to the other\\) \\(host 1 the one the faults strike")
+nsim_fold_whole(cli.fold.fault_one_place_sendrecv_off
+                ${D}/fold-4node-port-down.json
+                "\n +67108864 +16777216 +float +sum +-1 +1373\\.42 "
+                --coll sendrecv -b 64M -e 64M)
+# on two leaves a ring folds around host 3 with a hop across the spine
+# (8 hosts from host 3); SendRecv does not: its slowest pair crosses the
+# spine, and the struck pair does not
+nsim_expect(cli.fold.fault_two_leaves 0
+            CMD ${NCCLSIM} run ${D}/fold-2leaf-port-down.json --timing
+            OUT "# folded: 8 of 16 hosts played"
+            ERR "folded: 8 of 16 hosts played from host 3 \\(around the 1 host")
+nsim_expect(cli.fold.fault_two_leaves_sendrecv 0
+            CMD ${NCCLSIM} run ${D}/fold-2leaf-port-down.json --coll sendrecv
+                --timing
             NOT_OUT "folded"
-            ERR "^# note: every host of 4 played: faults\\[0\\] \\(a port down on h1\\.nic3\\) strikes one place, and only a ring, a tree or an AllToAll folds around one\n.*not folded: faults\\[0\\] \\(a port down on h1\\.nic3\\)")
+            ERR "not folded: the slowest pair \\(hosts 7 and 8\\) is not the one the faults strike \\(3 and 4\\)")
 nsim_expect(cli.fold.fault_fabric 0
             CMD ${NCCLSIM} run ${D}/fold-2leaf-spine.json --timing
             NOT_OUT "folded"

@@ -389,9 +389,9 @@ static void test_fold_refusals(void)
 
 /* When a run may fold: auto in flow only, on in packet too, off never;
  * with a fault plan, where the faults strike every host alike, or one
- * place under a ring, a tree or an AllToAll (which fold around it; an
- * AllToAll not around ranks' QPs), not the fabric between hosts, random
- * loss, nor one place under SendRecv. */
+ * place (a ring, a tree, an AllToAll or SendRecv folds around it; an
+ * AllToAll not around ranks' QPs), not the fabric between hosts nor
+ * random loss. */
 static void test_fold_run_policy(void)
 {
     nsim_scenario s;
@@ -437,7 +437,7 @@ static void test_fold_run_policy(void)
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
     CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &a2a));
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &p2p));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &p2p));
     faults[1] = (nsim_fault){.kind = NSIM_FAULT_LINK_DEGRADED,
                              .channel = -1, .from = -1, .to = -1,
                              .link = spine, .bw = 1e9};
@@ -541,6 +541,27 @@ static void run_both(nsim_topo *t, const char *name, const char *coll,
     nsim_scenario_destroy(s);
 }
 
+/* Scenario name (coll, extra keys: h5.nic3 down) on 8 hosts t at bytes,
+ * folded around host 5 onto `played` hosts (a ring, a pair: from host 5)
+ * within tol of every host played; returns the whole run's row. */
+static nsim_run_row struck_fold(nsim_topo *t, const char *name,
+                                const char *coll, const char *extra,
+                                uint64_t bytes, uint32_t played, double tol,
+                                const char *label)
+{
+    nsim_run_row folded, whole;
+    run_both(t, name, coll, extra, bytes, &folded, &whole);
+    CU_ASSERT_EQUAL(folded.fold.played, played);
+    CU_ASSERT(played > 2 || folded.fold.first_played == 5);
+    CU_ASSERT_EQUAL(folded.fold.struck, 1);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) <= tol * whole.time_us);
+    fprintf(stderr, "  h5.nic3 down, %s, 8 hosts, %llu MiB: folded %.2f us "
+                    "(%u hosts from host %u), whole %.2f us\n",
+            label, (unsigned long long)(bytes >> 20), folded.time_us,
+            folded.fold.played, folded.fold.first_played, whole.time_us);
+    return whole;
+}
+
 /* The first link out of the device named name into the fabric (to a
  * switch off every host). */
 static uint32_t first_link_out(const nsim_topo *t, const char *name)
@@ -615,41 +636,24 @@ static void test_fold_faults(void)
                        "\"channel\": 2, \"qp\": 0}, {\"at\": \"60 us\", "
                        "\"kind\": \"port_down\", \"nic\": \"h5.nic3\"}]";
     snprintf(extra, sizeof extra, port, "Ring");
-    run_both(t, "port", "all_reduce_perf", extra, 16u << 20, &folded,
-             &whole);
-    CU_ASSERT_EQUAL(folded.fold.played, 2);
-    CU_ASSERT_EQUAL(folded.fold.first_played, 5);
-    CU_ASSERT_EQUAL(folded.fold.struck, 1);
+    const char *keys = strstr(extra, ", \"qps_per_connection\"");
+    whole = struck_fold(t, "port", "all_reduce_perf", extra, 16u << 20, 2,
+                        0.005, "Ring");
     CU_ASSERT_EQUAL(whole.fold.struck, 0);
-    CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.005 * whole.time_us);
     CU_ASSERT(whole.time_us > clean.time_us);
-    fprintf(stderr, "  h5.nic3 down, 8 hosts, 16 MiB: folded %.2f us, "
-                    "whole %.2f us\n",
-            folded.time_us, whole.time_us);
     /* a tree folds around it too: the struck host played, standing for
-     * the hosts of its roles */
+     * the hosts of its roles (6 of 8 played) */
     snprintf(extra, sizeof extra, port, "Tree");
-    run_both(t, "port_tree", "all_reduce_perf", extra, 16u << 20, &folded,
-             &whole);
-    CU_ASSERT(folded.fold.played < 8);
-    CU_ASSERT_EQUAL(folded.fold.struck, 1);
-    CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.01 * whole.time_us);
-    fprintf(stderr, "  h5.nic3 down, Tree, 8 hosts, 16 MiB: folded %.2f us "
-                    "(%u hosts), whole %.2f us\n",
-            folded.time_us, folded.fold.played, whole.time_us);
+    (void)struck_fold(t, "port_tree", "all_reduce_perf", extra, 16u << 20, 6,
+                      0.01, "Tree");
     /* an AllToAll folds onto the struck host and a partner, each doing
-     * what a host does; not around a QP error on ranks' connections */
-    run_both(t, "port_a2a", "alltoall_perf",
-             strstr(extra, ", \"qps_per_connection\""), 4u << 20, &folded,
-             &whole);
-    CU_ASSERT_EQUAL(folded.fold.played, 2);
-    CU_ASSERT_EQUAL(folded.fold.first_played, 5);
-    CU_ASSERT_EQUAL(folded.fold.struck, 1);
-    CU_ASSERT(fabs(folded.time_us - whole.time_us) <= 0.02 * whole.time_us);
-    fprintf(stderr, "  h5.nic3 down, AllToAll, 8 hosts, 4 MiB: folded %.2f "
-                    "us (hosts %u and %u), whole %.2f us\n",
-            folded.time_us, folded.fold.first_played, folded.fold.partner,
-            whole.time_us);
+     * what a host does; SendRecv onto the pair it strikes: host 5's
+     * sends and (from host 6, standing for host 4) its receives */
+    (void)struck_fold(t, "port_a2a", "alltoall_perf", keys, 4u << 20, 2, 0.02,
+                      "AllToAll");
+    (void)struck_fold(t, "port_sr", "sendrecv_perf", keys, 16u << 20, 2,
+                      0.01, "SendRecv");
+    /* not an AllToAll around a QP error on ranks' connections */
     s = flow_scenario(t, "qp_a2a", "alltoall_perf",
                       ", \"qps_per_connection\": 2, \"failover\": "
                       "\"rebind_qp\", \"faults\": [{\"at\": \"20 us\", "
@@ -660,16 +664,6 @@ static void test_fold_faults(void)
     CU_ASSERT_PTR_NOT_NULL(
         strstr(row.fold.why_not, "faults[0] (a QP error on rank 3 -> 12) "
                                  "strikes ranks' connections"));
-    nsim_scenario_destroy(s);
-    /* SendRecv plays every host, and the row says why */
-    s = flow_scenario(t, "port_sr", "sendrecv_perf",
-                      strstr(extra, ", \"qps_per_connection\""));
-    row = run_size(s, 1u << 20, NSIM_FOLD_AUTO);
-    CU_ASSERT_EQUAL(row.fold.played, 8);
-    CU_ASSERT_PTR_NOT_NULL(
-        strstr(row.fold.why_not, "faults[1] (a port down on h5.nic3) "
-                                 "strikes one place, and only a ring, a "
-                                 "tree or an AllToAll folds around one"));
     nsim_scenario_destroy(s);
     nsim_topo_destroy(t);
 
