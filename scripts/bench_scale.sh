@@ -22,19 +22,20 @@ limit=${NSIM_SCALE_LIMIT:-600}
 dir=$(mktemp -d /tmp/ncclsim-scale.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 bin=./build/ncclsim
+keys= # scenario keys the next runs add (a fault plan), or none
 
 # scenario NODES COLL SIZE -> path of a scenario on that cluster (the
 # cluster built in memory from the scenario, as `ncclsim topo build`
 # builds it: no topology file to write or read)
 scenario() {
-    s="$dir/c$1-$2-$3.json"
+    s="$dir/c$1-$2-$3${keys:+-keys}.json"
     printf '{"format": "ncclsim-scenario", "version": 1, "name": "c%s", ' \
         "$1" >"$s"
     printf '"topology": {"cluster": {"nodes": %s, "node_preset": ' "$1" >>"$s"
     printf '"dgx-h100", "fabric": "rail-fat-tree"}}, ' >>"$s"
     printf '"collective": "%s", "datatype": "float", ' "$2" >>"$s"
     printf '"op": "sum", "min_bytes": "%s", "max_bytes": "%s", ' "$3" "$3" >>"$s"
-    printf '"fidelity": "flow"}\n' >>"$s"
+    printf '%s"fidelity": "flow"}\n' "$keys" >>"$s"
     echo "$s"
 }
 
@@ -95,6 +96,15 @@ if [ $quick = 0 ]; then
     # nccl-tests' SendRecv (rank r to r + 1), folded onto the pair of
     # hosts with the slowest route (docs/fold.md, "SendRecv")
     run "sendrecv 1 GiB" 2048 sendrecv_perf 1G -
+    # one NIC uplink at 100 Gb/s: the run folds around the struck host
+    # (docs/fold.md, "A fault on one host"; every host played at 128
+    # nodes took 224 s there)
+    keys='"qps_per_connection": 2, "faults": [{"at": "100 us", '
+    keys="$keys"'"kind": "link_degraded", "a": "h3.nic0", '
+    keys="$keys"'"b": "leaf.r0.0", "bw": "100 Gb/s"}], '
+    run "NCCL default, h3.nic0 degraded" 128 all_reduce_perf 1G -
+    run "NCCL default, h3.nic0 degraded" 16384 all_reduce_perf 1G -
+    keys=
 fi
 # SimGrid's S4U ring AllReduce 1 GiB on the same shape of cluster (8 GPUs
 # a host, 300 GB/s NVLink, a 50 GB/s NIC per GPU; scripts/simgrid_ring.c),
