@@ -271,7 +271,7 @@ int nsim_fabric_route_path(nsim_fabric *f, uint32_t a, uint32_t b,
                         r->hops);
     if (ma != UINT32_MAX)
         out[k++] = ma;
-    const uint32_t *l = &r->links[(pick % r->npaths) * r->hops];
+    const uint32_t *l = nsim_topo_route_path(r, pick);
     for (uint32_t i = 0; i < r->hops; i++)
         out[k++] = nsim_fabric_link_server(l[i]);
     if (mb != UINT32_MAX)

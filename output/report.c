@@ -36,6 +36,11 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                    "all)\n",
                 m->hosts_played, m->nhosts);
     if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
+        m->fabric_faults_idle)
+        fprintf(f, "# faults: no connection's path crosses the faulted "
+                   "link(s) between switches (InfiniBand: one path per NIC "
+                   "pair), so they change nothing here\n");
+    if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
         m->hosts_struck > 0 && m->struck_fold == 2)
         fprintf(f, "# faults: the fold plays the host(s) they strike (%u) "
                    "with a partner, each sending and receiving what a host "

@@ -34,6 +34,8 @@ typedef struct nsim_report_meta {
                             * nhosts: not folded */
     uint32_t hosts_struck; /* of those, the hosts its faults strike (a
                             * ring or a tree folded around them), or 0 */
+    int fabric_faults_idle; /* 1: faults strike links between switches
+                             * that no connection's path crosses */
     int struck_fold;       /* how: 0 a ring's (each stands for its
                             * twins), 1 a tree's (for its roles), 2 an
                             * AllToAll's or SendRecv's (with a partner,

@@ -633,7 +633,8 @@ static uint32_t ecmp_pick(const nsim_qp *a, const nsim_qp *b, int roce)
     if (nsim_topo_device(a->h->topo, a->h->dev)->nic_ports > 1)
         return a->qpn;
     if (!roce)
-        return a->h->dev * 31 + b->h->dev; /* IB: one LID route per pair */
+        return nsim_topo_ib_pick(a->h->dev, b->h->dev); /* IB: one LID
+                                                          * route per pair */
     uint64_t v = (uint64_t)a->qpn * b->qpn;
     v ^= v >> 20;
     v ^= v >> 40;

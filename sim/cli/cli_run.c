@@ -367,6 +367,8 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
         nsim_report_meta first = *m;
         first.hosts_played = r->fold.played;
         first.hosts_struck = r->fold.struck;
+        first.fabric_faults_idle =
+            r->fold.fabric_links > 0 && r->fold.fabric_conns == 0;
         first.struck_fold = r->fold.phantom_conns > 0       ? 1
                             : r->fold.partner != UINT32_MAX ? 2
                                                             : 0;
@@ -411,6 +413,11 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
                                 "%u",
                         f->played, f->hosts, f->first_played);
+            if (f->fabric_links > 0)
+                fprintf(stderr, " (%u of %u NET connections cross the %u "
+                                "faulted link(s) between switches, "
+                                "InfiniBand taking one path per NIC pair)",
+                        f->fabric_conns, f->net_conns, f->fabric_links);
             if (f->struck > 0 && f->partner != UINT32_MAX)
                 fprintf(stderr, " (host %u the one the faults strike, its "
                                 "sends and receives a host's)",

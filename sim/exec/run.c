@@ -85,8 +85,9 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
  * the played ones among them, and so do their channels' failover
  * policies, which are per channel); 1 one place, on the hosts put in
  * h[] (*n of them, 1 or 2: the ranks' hosts, the NIC's, the link's
- * ends'); -1 the fabric between hosts (a link between two switches),
- * which no fold plays as the whole run does; -2 random loss, whose
+ * ends'); 2 the fabric between hosts (a link between two switches),
+ * which a ring's fold places from the connections whose paths cross it
+ * (fold.c); -2 random loss, whose
  * draws a folded run, its messages timed otherwise, makes otherwise
  * (a lost message costs an RC timeout: 4.3 s at NCCL's defaults). */
 static int fault_place(const nsim_scenario *s, const nsim_fault *f,
@@ -117,7 +118,7 @@ static int fault_place(const nsim_scenario *s, const nsim_fault *f,
         h[(*n)++] = (uint32_t)a;
     if (b >= 0 && b != a)
         h[(*n)++] = (uint32_t)b;
-    return *n > 0 ? 1 : -1;
+    return *n > 0 ? 1 : 2;
 }
 
 /* Whether req's plan is a ring or a tree, which folds around the hosts
@@ -158,8 +159,12 @@ static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req,
         if (place == -2)
             w = "draws random losses, which a folded run would draw "
                 "otherwise";
-        else if (place < 0)
-            w = "strikes the fabric between hosts, which no fold plays";
+        else if (place == 2 && req->algo == NSIM_ALGO_RING &&
+                 folds_around(req))
+            continue; /* the ring's fold places it (fold.c) */
+        else if (place == 2)
+            w = "strikes the fabric between hosts, where only a ring's "
+                "fold finds the connections it strikes";
         else if (place == 0 || folds_around(req) ||
                  req->coll == NSIM_COLL_SENDRECV)
             continue;
@@ -185,7 +190,7 @@ static uint32_t struck_hosts(const nsim_scenario *s, uint32_t *h)
 {
     uint32_t n = 0, k;
     for (uint32_t i = 0; i < s->nfaults; i++)
-        if (fault_place(s, &s->faults[i], h + n, &k) > 0)
+        if (fault_place(s, &s->faults[i], h + n, &k) == 1)
             n += k;
     uint32_t u = 0; /* insert each in order, once (a few faults) */
     for (uint32_t i = 0; i < n; i++) {
@@ -199,6 +204,17 @@ static uint32_t struck_hosts(const nsim_scenario *s, uint32_t *h)
         u++;
     }
     return u;
+}
+
+/* The links between switches the run's faults strike, in l (room for
+ * one per fault); their number. */
+static uint32_t fabric_links(const nsim_scenario *s, uint32_t *l)
+{
+    uint32_t n = 0, h[2], k;
+    for (uint32_t i = 0; i < s->nfaults; i++)
+        if (fault_place(s, &s->faults[i], h, &k) == 2)
+            l[n++] = s->faults[i].link;
+    return n;
 }
 
 static int fold_mode_allows(const nsim_scenario *s, nsim_fidelity f)
@@ -355,11 +371,13 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     if (may_fold && s->nfaults > 0) {
         /* a ring, a tree or an AllToAll folds around the hosts its faults
          * strike */
-        struck = malloc(2 * (size_t)s->nfaults * sizeof *struck);
+        struck = malloc(3 * (size_t)s->nfaults * sizeof *struck);
         if (struck == NULL)
             return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
         req->nfold_play = struck_hosts(s, struck);
         req->fold_play = struck;
+        req->nfold_links = fabric_links(s, struck + req->nfold_play);
+        req->fold_links = struck + req->nfold_play;
     }
     if (may_fold &&
         (rc = nsim_plan_fold_prepare(s->topo, req, &fold, err)) != NSIM_OK) {
@@ -375,11 +393,11 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
          req->coll != NSIM_COLL_ALLREDUCE || req->fold_tree))
         rc = nsim_plan_fold(s->topo, plan, &fold, err);
     free(struck); /* the fold's alone */
-    req->fold_play = NULL;
-    req->nfold_play = 0;
+    req->fold_play = req->fold_links = NULL;
+    req->nfold_play = req->nfold_links = 0;
     if (plan != NULL) {
-        plan->req.fold_play = NULL;
-        plan->req.nfold_play = 0;
+        plan->req.fold_play = plan->req.fold_links = NULL;
+        plan->req.nfold_play = plan->req.nfold_links = 0;
     }
     if (rc == NSIM_OK && req->fold_senders && fold.played == fold.hosts) {
         /* refused after all: plan every host's sends */

@@ -57,6 +57,8 @@ typedef struct fold {
     const hostmap *hm;
     uint32_t m, gm, base;
     uint32_t need_start, need_len;
+    const uint32_t *links; /* links between switches that faults strike */
+    uint32_t nlinks;
 } fold;
 
 NSIM_PRINTF(2, 3) static int refuse(nsim_fold_info *fi, const char *fmt, ...)
@@ -374,6 +376,35 @@ static int slower(const nsim_route *a, const nsim_route *b)
     return a->bw < b->bw || (a->bw == b->bw && a->lat_ps > b->lat_ps);
 }
 
+/* How many hosts on device b's host is from device a's (mod the hosts). */
+static uint32_t host_gap(const fold *f, uint32_t a, uint32_t b)
+{
+    uint32_t nh = f->hm->nhosts;
+    return ((uint32_t)dev_host(f->t, b) + nh - (uint32_t)dev_host(f->t, a)) %
+           nh;
+}
+
+/* Whether a path of the InfiniBand QP pair between NICs a and b crosses
+ * one of the links faults strike: each QP sends on the path of its own
+ * pick (a's data, b's CTS) and takes its ACKs back on the same pick,
+ * so both routes with both picks. */
+static int path_struck(const fold *f, uint32_t a, uint32_t b)
+{
+    const nsim_route *r;
+    for (int k = 0; k < 4; k++) {
+        uint32_t pick = k & 1 ? nsim_topo_ib_pick(b, a) : nsim_topo_ib_pick(a, b);
+        if (nsim_topo_route(f->t, k & 2 ? b : a, k & 2 ? a : b, &r, NULL) !=
+            NSIM_OK)
+            continue;
+        const uint32_t *l = nsim_topo_route_path(r, pick);
+        for (uint32_t i = 0; i < r->hops; i++)
+            for (uint32_t j = 0; j < f->nlinks; j++)
+                if (l[i] == f->links[j])
+                    return 1;
+    }
+    return 0;
+}
+
 /* Every NET connection's route compared with its twin's as played from
  * f->base: a wider one refuses the fold (the played hop would be slower
  * than the ring's slowest), the others are counted with their latency
@@ -404,6 +435,18 @@ static int check_base(const fold *f, const nsim_plan *p, nsim_fold_info *fi,
                               "as played",
                           nsim_topo_device(f->t, c->send_nic)->name,
                           nsim_topo_device(f->t, c->recv_nic)->name);
+        /* a played route between other hosts than its connection's (the
+         * last played host's, back to the first) must not cross a link
+         * faults strike: no connection of the whole ring does there */
+        uint32_t ts = twin(f, c->send_nic), tr = twin(f, c->recv_nic);
+        if (f->nlinks > 0 &&
+            host_gap(f, ts, tr) != host_gap(f, c->send_nic, c->recv_nic) &&
+            path_struck(f, ts, tr))
+            return refuse(fi, "the played route %s -> %s crosses a faulted "
+                              "link, and no connection of the whole ring "
+                              "runs between those hosts",
+                          nsim_topo_device(f->t, ts)->name,
+                          nsim_topo_device(f->t, tr)->name);
         /* what the played route adds to a lap of this channel's ring */
         if (played->lat_ps > r->lat_ps)
             chan += played->lat_ps - r->lat_ps;
@@ -503,6 +546,55 @@ static int try_period(fold *f, const nsim_plan *p, nsim_fold_info *fi,
     if (!hosts_repeat(f, fi))
         return 0;
     return plan_repeats(f, p, fi);
+}
+
+/* The hosts the ring must play, sorted, without repeats, in *out (*n;
+ * the caller frees it): the request's, and the sender's and receiver's
+ * of every NET connection whose path crosses a link faults strike. Such
+ * a fault folds only where InfiniBand takes one path per pair of
+ * single-port NICs (RoCE and multi-port NICs choose by QP number). 1, 0
+ * with why, NSIM_ENOMEM. */
+static int hosts_to_play(const fold *f, const nsim_plan *p,
+                         nsim_fold_info *fi, uint32_t **out, uint32_t *n)
+{
+    uint32_t nh = f->hm->nhosts, g = f->hm->per_host;
+    uint8_t *mark = calloc(nh, 1);
+    *out = NULL;
+    *n = 0;
+    if (mark == NULL)
+        return NSIM_ENOMEM;
+    for (uint32_t i = 0; i < p->req.nfold_play; i++)
+        if (p->req.fold_play[i] < nh)
+            mark[p->req.fold_play[i]] = 1;
+    for (uint32_t i = 0; f->nlinks > 0 && i < p->nlanes; i++) {
+        const nsim_plan_conn *c = &p->conns[p->lanes[i].send_conn];
+        if (c->transport != NSIM_TRANSPORT_NET)
+            continue;
+        const nsim_device *d = nsim_topo_device(f->t, c->send_nic);
+        if (d->link_layer != NSIM_LL_IB || d->nic_ports > 1) {
+            free(mark);
+            return refuse(fi, "a fault between switches strikes the paths "
+                              "that RoCE and multi-port NICs choose by QP "
+                              "number");
+        }
+        if (path_struck(f, c->send_nic, c->recv_nic)) {
+            mark[p->lanes[i].rank / g] = mark[c->to / g] = 1;
+            fi->fabric_conns++;
+        }
+    }
+    uint32_t k = 0;
+    for (uint32_t h = 0; h < nh; h++)
+        k += mark[h];
+    *out = malloc((k ? k : 1) * sizeof **out);
+    if (*out == NULL) {
+        free(mark);
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t h = 0; h < nh; h++)
+        if (mark[h])
+            (*out)[(*n)++] = h;
+    free(mark);
+    return 1;
 }
 
 /* The fewest consecutive hosts (mod the hosts) that hold the n hosts
@@ -1179,9 +1271,18 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         return 0;
     }
     fi->why_not[0] = '\0';
-    need_window(&f, p->req.fold_play, p->req.nfold_play);
+    f.links = p->req.fold_links;
+    f.nlinks = p->req.nfold_links;
+    fi->fabric_links = f.nlinks;
+    fi->fabric_conns = 0;
+    uint32_t *play, nplay;
+    if ((rc = hosts_to_play(&f, p, fi, &play, &nplay)) != 1)
+        return rc;
+    need_window(&f, play, nplay);
+    free(play);
     if ((rc = choose_played(&f, p, fi)) != 1)
         return rc;
+    fi->struck = nplay;
     nsim_plan_patch **merged = NULL;
     uint32_t *nmerged = NULL, np = p->nchannels * f.gm;
     uint64_t more = 0;
@@ -1219,7 +1320,7 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     free_merged(merged, nmerged, np);
     fi->played = f.m;
     fi->first_played = f.base;
-    fi->struck = f.need_len > 0 ? p->req.nfold_play : 0;
+
     return 1;
 }
 
@@ -1256,6 +1357,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         info->bytes_time_ps = 0;
         info->phantom_conns = 0;
         info->struck = 0;
+        info->fabric_links = info->fabric_conns = 0;
     }
     return NSIM_OK;
 }

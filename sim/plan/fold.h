@@ -116,6 +116,9 @@ typedef struct nsim_fold_info {
     uint32_t struck;    /* rings: hosts the run must play (its faults
                          * strike them: nsim_plan_req fold_play), played;
                          * each stands for its twins */
+    uint32_t fabric_links; /* rings: links between switches faults strike
+                            * (nsim_plan_req fold_links) */
+    uint32_t fabric_conns; /* NET connections whose paths cross them */
     char why_not[160];  /* not folded: why; empty when folded */
 } nsim_fold_info;
 

@@ -196,6 +196,13 @@ typedef struct nsim_plan_req {
      * The array is the caller's and must outlive the fold. */
     const uint32_t *fold_play;
     uint32_t nfold_play;
+    /* A ring to be folded: network links between switches that faults
+     * strike (nfold_links, the caller's array): the hosts of every NET
+     * connection whose path (or its ACKs' path) crosses one are played
+     * too, and no played route that stands for another may cross one
+     * (fold.c; InfiniBand's one path per NIC pair only) */
+    const uint32_t *fold_links;
+    uint32_t nfold_links;
     /* 0: no limit; else the bytes the plan's op lists, lanes and
      * connections may hold: a build that would pass it stops, before it
      * allocates more, with NSIM_EBUDGET (the run's --max-memory) */

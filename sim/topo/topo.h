@@ -217,6 +217,20 @@ int nsim_topo_hosts_nvlink_whole(nsim_topo *t);
 NSIM_NODISCARD int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
                                    const nsim_route **out, nsim_err *err);
 
+/* The equal-cost path of route r an InfiniBand QP pair between the
+ * single-port NICs a and b takes: one LID route per pair of ports, the
+ * same for every QP (models/ib/hca.c; RoCE and multi-port NICs choose by
+ * QP number instead). Its r->hops links start at the returned pointer. */
+static inline uint32_t nsim_topo_ib_pick(uint32_t a, uint32_t b)
+{
+    return a * 31 + b;
+}
+static inline const uint32_t *nsim_topo_route_path(const nsim_route *r,
+                                                   uint32_t pick)
+{
+    return &r->links[(pick % r->npaths) * r->hops];
+}
+
 const char *nsim_dev_type_name(nsim_dev_type t);
 const char *nsim_link_type_name(nsim_link_type t);
 const char *nsim_path_type_name(nsim_path_type t);

@@ -107,9 +107,9 @@ nsim_expect_file(cli.fold.latency
 # whole channel): the same row as every host played; a ring folds around
 # one that strikes one place (a NIC's port: host 1 played, standing for
 # its twins), within 0.1 % of every host played here; SendRecv folds
-# onto the struck host and the next; a fault on a link between two
-# switches plays every host and says so before the run (which may then
-# take minutes) and in --timing
+# onto the struck host and the next; where a fault keeps every host
+# played (a link between switches under a tree, below), the run says so
+# before it starts (it may then take minutes) and in --timing
 # nsim_fold_whole(NAME SCENARIO ROW [run's args]): SCENARIO with every
 # host played (--fold off) prints ROW and says nothing of folding
 function(nsim_fold_whole name scen row)
@@ -150,7 +150,15 @@ nsim_expect(cli.fold.fault_two_leaves_sendrecv 0
                 --timing
             NOT_OUT "folded"
             ERR "not folded: the slowest pair \\(hosts 7 and 8\\) is not the one the faults strike \\(3 and 4\\)")
+# a link between switches: a ring's fold finds the connections whose
+# paths cross it (InfiniBand: one path per NIC pair), here none, so the
+# same row as without the fault (379.59 us, fold-2leaf's); a tree plays
+# every host and says so
 nsim_expect(cli.fold.fault_fabric 0
             CMD ${NCCLSIM} run ${D}/fold-2leaf-spine.json --timing
+            OUT "# folded: 8 of 16 hosts played[^\n]*\n# faults: no connection's path crosses the faulted link\\(s\\) between switches[^\n]*\n.*\n +1048576 +262144 +float +sum +-1 +379\\.59 "
+            ERR "folded: 8 of 16 hosts played from host 7 \\(0 of 32 NET connections cross the 1 faulted link\\(s\\) between switches")
+nsim_expect(cli.fold.fault_fabric_tree 0
+            CMD ${NCCLSIM} run ${D}/fold-2leaf-spine.json --algo Tree --timing
             NOT_OUT "folded"
-            ERR "^# note: every host of 16 played: faults\\[0\\] \\(link degraded leaf\\.r0\\.0 -> spine\\.0\\) strikes the fabric between hosts, which no fold plays\n")
+            ERR "^# note: every host of 16 played: faults\\[0\\] \\(link degraded leaf\\.r0\\.0 -> spine\\.0\\) strikes the fabric between hosts, where only a ring's fold finds the connections it strikes\n")

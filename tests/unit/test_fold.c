@@ -390,8 +390,8 @@ static void test_fold_refusals(void)
 /* When a run may fold: auto in flow only, on in packet too, off never;
  * with a fault plan, where the faults strike every host alike, or one
  * place (a ring, a tree, an AllToAll or SendRecv folds around it; an
- * AllToAll not around ranks' QPs), not the fabric between hosts nor
- * random loss. */
+ * AllToAll not around ranks' QPs), a link between switches under a ring
+ * (whose fold finds the connections it strikes), not random loss. */
 static void test_fold_run_policy(void)
 {
     nsim_scenario s;
@@ -441,7 +441,8 @@ static void test_fold_run_policy(void)
     faults[1] = (nsim_fault){.kind = NSIM_FAULT_LINK_DEGRADED,
                              .channel = -1, .from = -1, .to = -1,
                              .link = spine, .bw = 1e9};
-    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
+    CU_ASSERT(nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &ring));
+    CU_ASSERT(!nsim_run_may_fold(&s, NSIM_FIDELITY_FLOW, &tree));
     /* random loss: a folded run would draw other losses */
     faults[1] = (nsim_fault){.kind = NSIM_FAULT_LOSS, .channel = -1,
                              .from = -1, .to = -1, .dev = nic, .prob = 0.01};
@@ -668,8 +669,7 @@ static void test_fold_faults(void)
     nsim_topo_destroy(t);
 
     /* two leaves of 8 hosts: the played hosts cover the struck one and a
-     * hop that crosses the spine (a ring runs at its slowest hop); a
-     * link between two switches keeps every host played */
+     * hop that crosses the spine (a ring runs at its slowest hop) */
     t = cluster(16, 16);
     snprintf(extra, sizeof extra,
              ", \"algorithm\": \"Ring\", \"faults\": [{\"at\": \"20 us\", "
@@ -687,23 +687,49 @@ static void test_fold_faults(void)
                     "%.2f us\n",
             folded.time_us, folded.fold.played, folded.fold.first_played,
             whole.time_us);
-    uint32_t leaf = nsim_topo_link(t, first_link_out(t, "h4.nic0"))->dst;
-    uint32_t up = 0;
-    for (uint32_t l = 0; l < nsim_topo_nlinks(t); l++)
-        if (nsim_topo_link(t, l)->src == leaf &&
-            nsim_topo_device(t, nsim_topo_link(t, l)->dst)->host < 0)
-            up = l;
-    snprintf(extra, sizeof extra,
-             ", \"algorithm\": \"Ring\", \"faults\": [{\"at\": \"20 us\", "
-             "\"kind\": \"link_degraded\", \"a\": \"%s\", \"b\": \"%s\", "
-             "\"bw\": \"100 Gb/s\"}]",
-             nsim_topo_device(t, leaf)->name,
-             nsim_topo_device(t, nsim_topo_link(t, up)->dst)->name);
-    s = flow_scenario(t, "spine", "all_reduce_perf", extra);
+    /* a leaf's uplink to a spine: the ring's fold finds the connections
+     * whose paths cross it (InfiniBand: one path per NIC pair). No
+     * connection crosses spine.0: the fold is the fault-free one; both
+     * crossings of the ring (hosts 7 -> 8 and 15 -> 0) cross spine.3: 10
+     * hosts to play, over half of them, so every host plays */
+    const char *spine = ", \"algorithm\": \"Ring\", \"faults\": [{\"at\": "
+                        "\"20 us\", \"kind\": \"link_degraded\", \"a\": "
+                        "\"leaf.r0.0\", \"b\": \"spine.%d\", \"bw\": "
+                        "\"100 Gb/s\"}]";
+    nsim_run_row clean16;
+    s = flow_scenario(t, "clean16", "all_reduce_perf",
+                      ", \"algorithm\": \"Ring\"");
+    clean16 = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    nsim_scenario_destroy(s);
+    snprintf(extra, sizeof extra, spine, 0);
+    s = flow_scenario(t, "spine0", "all_reduce_perf", extra);
+    row = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
+    nsim_scenario_destroy(s);
+    CU_ASSERT_EQUAL(row.fold.played, clean16.fold.played);
+    CU_ASSERT_EQUAL(row.fold.fabric_links, 1);
+    CU_ASSERT_EQUAL(row.fold.fabric_conns, 0);
+    CU_ASSERT_EQUAL(row.time_us, clean16.time_us);
+    snprintf(extra, sizeof extra, spine, 3);
+    run_both(t, "spine3", "all_reduce_perf", extra, 16u << 20, &folded,
+             &whole);
+    CU_ASSERT_EQUAL(folded.fold.played, 16);
+    CU_ASSERT_PTR_NOT_NULL(strstr(folded.fold.why_not,
+                                  "the hosts the faults strike span 10 "
+                                  "hosts, more than the 8 played"));
+    CU_ASSERT_EQUAL(folded.time_us, whole.time_us);
+    fprintf(stderr, "  leaf.r0.0 -> spine.0 / spine.3 at 100 Gb/s, 16 hosts, "
+                    "16 MiB: folded as without it, %.2f us; every host "
+                    "played, %.2f us\n",
+            row.time_us, whole.time_us);
+    /* a tree plays every host, and says why */
+    snprintf(extra, sizeof extra, spine, 3);
+    memcpy(strstr(extra, "Ring"), "Tree", 4);
+    s = flow_scenario(t, "spine3_tree", "all_reduce_perf", extra);
     row = run_size(s, 1u << 20, NSIM_FOLD_AUTO);
     CU_ASSERT_EQUAL(row.fold.played, 16);
     CU_ASSERT_PTR_NOT_NULL(strstr(row.fold.why_not,
-                                  "strikes the fabric between hosts"));
+                                  "strikes the fabric between hosts, where "
+                                  "only a ring's fold finds"));
     nsim_scenario_destroy(s);
     nsim_topo_destroy(t);
 }
