@@ -1145,7 +1145,7 @@ static int set_fault_knob(nsim_scenario *s, const nsim_jctx *c,
     if (o == NULL)
         return NSIM_ERR(c->err, NSIM_ENOMEM, "out of memory");
     int64_t v = -1;
-    int rc;
+    int rc = NSIM_OK;
     uint32_t n = nsim_topo_nranks(s->topo);
     if (strcmp(field, "at") == 0)
         rc = nsim_jget_time(c, o, p, field, 1, &f->at_ps);

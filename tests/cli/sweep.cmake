@@ -132,3 +132,10 @@ nsim_expect(cli.sweep.fault_knob_device 1
             --set faults[0].nic=h1.nic3,h9.nic0 -o sw_bad.csv
             ERR "--set: faults\\[0\\]\\.nic: unknown device \"h9\\.nic0\""
             NO_FILE sw_bad.csv)
+# "any" channel: QP 0 of every channel's connections fails at once
+# (each channel rebinds to QP 1 alike), against channel 1 alone (which
+# the others then wait for)
+nsim_expect(cli.sweep.fault_knob_any 0
+            CMD ${NCCLSIM} sweep ${NSIM_TESTS}/data/fold-4node-faults.json
+            --set faults[0].channel=any,1 -o -
+            OUT "\n0,any,16777216,[^\n]*,344\\.042,[^\n]*\n1,1,16777216,[^\n]*,359\\.546,")
