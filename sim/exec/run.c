@@ -87,9 +87,9 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
  * h[] (*n of them, 1 or 2: the ranks' hosts, the NIC's, the link's
  * ends'); 2 the fabric between hosts (a link between two switches),
  * which a ring's fold places from the connections whose paths cross it
- * (fold.c); -2 random loss, whose
- * draws a folded run, its messages timed otherwise, makes otherwise
- * (a lost message costs an RC timeout: 4.3 s at NCCL's defaults). */
+ * (fold.c); -2 random loss, whose draws a folded run, its messages timed
+ * otherwise, makes otherwise (a lost message costs an RC timeout: 4.3 s
+ * at NCCL's defaults). */
 static int fault_place(const nsim_scenario *s, const nsim_fault *f,
                        uint32_t h[2], uint32_t *n)
 {

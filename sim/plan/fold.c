@@ -392,7 +392,8 @@ static int path_struck(const fold *f, uint32_t a, uint32_t b)
 {
     const nsim_route *r;
     for (int k = 0; k < 4; k++) {
-        uint32_t pick = k & 1 ? nsim_topo_ib_pick(b, a) : nsim_topo_ib_pick(a, b);
+        uint32_t pick =
+            k & 1 ? nsim_topo_ib_pick(b, a) : nsim_topo_ib_pick(a, b);
         if (nsim_topo_route(f->t, k & 2 ? b : a, k & 2 ? a : b, &r, NULL) !=
             NSIM_OK)
             continue;
@@ -502,6 +503,7 @@ static int choose_base(fold *f, const nsim_plan *p, nsim_fold_info *fi,
         return refuse(fi, "the hosts the faults strike span %u hosts, more "
                           "than the %u played",
                       f->need_len, f->m);
+    fi->why_not[0] = '\0';
     if (covers(f, f->base) && check_base(f, p, fi, lap_added))
         return 1;
     /* slow[0..2 nh]: counts; mark[h]: host h sends a slowest route */
