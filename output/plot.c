@@ -20,6 +20,7 @@
 
 #include "sim/core/strbuf.h"
 #include "sim/core/jread.h"
+#include "sim/core/units.h"
 
 #define MAX_KNOBS 16
 
@@ -652,12 +653,41 @@ static int knob_index(const ptable *t, const char *name)
     return -1;
 }
 
+/* A knob value as a number to order by: a plain number, or a size,
+ * time or bandwidth with its unit (1M, 5ms, 100Gb/s: a fault's knobs);
+ * *kind tells which, so that only values of one kind compare as
+ * numbers. 0 when it is none of them. */
+static int value_number(const char *v, double *out, int *kind)
+{
+    char *end;
+    const char *why;
+    uint64_t size;
+    nsim_time ps;
+    *out = strtod(v, &end);
+    if (end != v && *end == '\0') {
+        *kind = 0;
+        return 1;
+    }
+    if (nsim_units_parse_size(v, &size, &why) == NSIM_OK) {
+        *out = (double)size;
+        *kind = 0; /* a size is a count of bytes, as a plain number */
+        return 1;
+    }
+    if (nsim_units_parse_time(v, &ps, &why) == NSIM_OK) {
+        *out = (double)ps;
+        *kind = 1;
+        return 1;
+    }
+    *kind = 2;
+    return nsim_units_parse_bw(v, out, &why) == NSIM_OK;
+}
+
 static int cmp_values(const void *a, const void *b)
 {
     const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-    char *ex, *ey;
-    double dx = strtod(x, &ex), dy = strtod(y, &ey);
-    if (*ex == '\0' && *ey == '\0' && ex != x && ey != y)
+    double dx, dy;
+    int kx, ky;
+    if (value_number(x, &dx, &kx) && value_number(y, &dy, &ky) && kx == ky)
         return dx < dy ? -1 : dx > dy;
     return strcmp(x, y);
 }

@@ -70,3 +70,9 @@ nsim_expect(cli.plot.curves_partial 0
             CMD ${NCCLSIM} plot ${P}/sweep-seed-shared.csv --kind curves -o c.png
             --script -
             OUT "title 'mode=shared QPs=1 \\(stops at 1 MiB\\)'.*set key below|set key below.*title 'mode=shared QPs=1 \\(stops at 1 MiB\\)'")
+# knob values with units order by their value, not their text (a fault's
+# time: 0us 1ms 5ms 10ms 20ms; scripts/study_faults.sh)
+nsim_expect(cli.plot.heatmap_units_order 0
+            CMD ${NCCLSIM} plot ${P}/sweep-faults-at.csv --kind heatmap
+            --x faults[0].at --y algorithm -o h.png --script -
+            OUT "set xtics \\('0us' 0, '1ms' 1, '5ms' 2, '10ms' 3, '20ms' 4\\)")
