@@ -161,7 +161,13 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
                                     r->fold.bytes_added)) &&
            (r->fold.played >= r->fold.hosts || r->fold.lat_added_ps == 0 ||
             cJSON_AddNumberToObject(o, "fold_latency_added_us",
-                                    (double)r->fold.lat_added_ps / 1e6));
+                                    (double)r->fold.lat_added_ps / 1e6)) &&
+           (r->fold.played >= r->fold.hosts || r->fold.struck == 0 ||
+            cJSON_AddNumberToObject(o, "hosts_struck_played",
+                                    r->fold.struck)) &&
+           (r->fold.played >= r->fold.hosts || r->fold.fabric_links == 0 ||
+            cJSON_AddNumberToObject(o, "fold_fabric_conns_struck",
+                                    r->fold.fabric_conns));
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,

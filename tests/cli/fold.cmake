@@ -127,6 +127,11 @@ nsim_expect(cli.fold.fault_one_place 0
             CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --timing
             OUT "# folded: 2 of 4 hosts played [^\n]*\n# faults: the ring folds around the host\\(s\\) they strike, 1 of the 2 played, each standing for its twins: 2 of 4 hosts struck where the scenario strikes 1 [^\n]*\n#\n.*\n +16777216 +4194304 +float +sum +-1 +1381\\.38 "
             ERR "^# timing: 16777216 B: [^\n]*folded: 2 of 4 hosts played from host 0 \\(around the 1 host\\(s\\) the faults strike")
+nsim_expect_file(cli.fold.fault_one_place_json
+                 CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json
+                     --json fold_struck.json
+                 FILE fold_struck.json
+                 RE "\"hosts_played\":[ \t]*2,[ \t\n]*\"hosts_struck_played\":[ \t]*1")
 nsim_fold_whole(cli.fold.fault_one_place_off ${D}/fold-4node-port-down.json
                 "\n +16777216 +4194304 +float +sum +-1 +1382\\.43 ")
 nsim_expect(cli.fold.fault_one_place_sendrecv 0
