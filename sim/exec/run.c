@@ -277,6 +277,28 @@ static void fault_why_not(const nsim_scenario *s, const nsim_plan_req *req,
         fi->why_not[0] = '\0';
 }
 
+/* SendRecv folds onto the pair its faults strike only where that pair
+ * is the slowest (fold.c): whether its fold is refused, which the run
+ * would find only once planning (0, fi->why_not the reason), or not
+ * (-1). */
+static int sendrecv_refused(const nsim_scenario *s, nsim_plan_req *req,
+                            nsim_fold_info *fi)
+{
+    nsim_err err;
+    uint32_t *struck = malloc(3 * (size_t)s->nfaults * sizeof *struck);
+    if (struck == NULL)
+        return -1; /* the run itself says so */
+    req->compact_ops = 1;
+    req->nfold_play = struck_hosts(s, struck);
+    req->fold_play = struck;
+    int refused = nsim_plan_fold_prepare(s->topo, req, fi, &err) == NSIM_OK &&
+                  !req->fold_senders && fi->why_not[0] != '\0';
+    free(struck);
+    req->fold_play = NULL;
+    req->nfold_play = 0;
+    return refused ? 0 : -1;
+}
+
 int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
                                char *why, size_t n)
 {
@@ -286,10 +308,14 @@ int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
     why[0] = '\0';
     if (nsim_run_request(s, bytes, &req, &pred, &err) != NSIM_OK)
         return 0; /* the run itself says why */
-    int k = fault_blocks(s, nsim_run_fidelity(s, bytes), &req);
+    nsim_fidelity f = nsim_run_fidelity(s, bytes);
+    int k = fault_blocks(s, f, &req);
     nsim_fold_info fi = {0};
     if (k >= 0)
         fault_why_not(s, &req, k, &fi);
+    else if (s->nfaults > 0 && req.coll == NSIM_COLL_SENDRECV &&
+             nsim_run_may_fold(s, f, &req) && nsim_topo_nhosts(s->topo) >= 4)
+        k = sendrecv_refused(s, &req, &fi);
     snprintf(why, n, "%s", fi.why_not);
     return k >= 0;
 }
