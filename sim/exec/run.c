@@ -230,25 +230,24 @@ int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f,
 }
 
 /* The fault that keeps a run at fidelity f from folding where its fold
- * mode would fold it (hosts enough to fold), or -1. */
+ * mode would fold it (hosts enough to fold), or -1; *why: the reason. */
 static int fault_blocks(const nsim_scenario *s, nsim_fidelity f,
-                        const nsim_plan_req *req)
+                        const nsim_plan_req *req, const char **why)
 {
-    int k = fault_unfoldable(s, req, NULL);
+    int k = fault_unfoldable(s, req, why);
     return k >= 0 && fold_mode_allows(s, f) && nsim_topo_nhosts(s->topo) >= 4
                ? k
                : -1;
 }
 
-/* Why a run whose fold mode allows a fold plays every host: fault k. */
-static void fault_why_not(const nsim_scenario *s, const nsim_plan_req *req,
-                          int k, nsim_fold_info *fi)
+/* Why a run whose fold mode allows a fold plays every host: fault k, for
+ * why (fault_blocks). */
+static void fault_why_not(const nsim_scenario *s, int k, const char *why,
+                          nsim_fold_info *fi)
 {
     const nsim_fault *f = &s->faults[k];
     const nsim_topo *t = s->topo;
     char what[2 * NSIM_NAME_MAX + 32];
-    const char *why = "";
-    (void)fault_unfoldable(s, req, &why);
     if (f->kind == NSIM_FAULT_QP_ERROR && f->from >= 0 && f->to >= 0)
         snprintf(what, sizeof what, "a QP error on rank %d -> %d", f->from,
                  f->to);
@@ -277,6 +276,34 @@ static void fault_why_not(const nsim_scenario *s, const nsim_plan_req *req,
         fi->why_not[0] = '\0';
 }
 
+/* Hands the fold (req fold_play, fold_links) the hosts and the links
+ * between switches the run's faults strike, in an array returned for
+ * fold_play_drop; NULL when out of memory. */
+static uint32_t *fold_play_set(const nsim_scenario *s, nsim_plan_req *req)
+{
+    uint32_t *a = malloc((3 * (size_t)s->nfaults + 1) * sizeof *a);
+    if (a == NULL)
+        return NULL;
+    req->nfold_play = struck_hosts(s, a); /* at most 2 per fault */
+    req->fold_play = a;
+    req->nfold_links = fabric_links(s, a + req->nfold_play);
+    req->fold_links = a + req->nfold_play;
+    return a;
+}
+
+/* Takes them back from req (and from the plan built with it, if any):
+ * they are the fold's alone. */
+static void fold_play_drop(nsim_plan_req *req, nsim_plan *plan, uint32_t *a)
+{
+    free(a);
+    req->fold_play = req->fold_links = NULL;
+    req->nfold_play = req->nfold_links = 0;
+    if (plan != NULL) {
+        plan->req.fold_play = plan->req.fold_links = NULL;
+        plan->req.nfold_play = plan->req.nfold_links = 0;
+    }
+}
+
 /* SendRecv folds onto the pair its faults strike only where that pair
  * is the slowest (fold.c): whether its fold is refused, which the run
  * would find only once planning (0, fi->why_not the reason), or not
@@ -285,17 +312,13 @@ static int sendrecv_refused(const nsim_scenario *s, nsim_plan_req *req,
                             nsim_fold_info *fi)
 {
     nsim_err err;
-    uint32_t *struck = malloc(3 * (size_t)s->nfaults * sizeof *struck);
+    uint32_t *struck = fold_play_set(s, req);
     if (struck == NULL)
         return -1; /* the run itself says so */
     req->compact_ops = 1;
-    req->nfold_play = struck_hosts(s, struck);
-    req->fold_play = struck;
     int refused = nsim_plan_fold_prepare(s->topo, req, fi, &err) == NSIM_OK &&
                   !req->fold_senders && fi->why_not[0] != '\0';
-    free(struck);
-    req->fold_play = NULL;
-    req->nfold_play = 0;
+    fold_play_drop(req, NULL, struck);
     return refused ? 0 : -1;
 }
 
@@ -309,10 +332,11 @@ int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
     if (nsim_run_request(s, bytes, &req, &pred, &err) != NSIM_OK)
         return 0; /* the run itself says why */
     nsim_fidelity f = nsim_run_fidelity(s, bytes);
-    int k = fault_blocks(s, f, &req);
+    const char *reason = NULL;
+    int k = fault_blocks(s, f, &req, &reason);
     nsim_fold_info fi = {0};
     if (k >= 0)
-        fault_why_not(s, &req, k, &fi);
+        fault_why_not(s, k, reason, &fi);
     else if (s->nfaults > 0 && req.coll == NSIM_COLL_SENDRECV &&
              nsim_run_may_fold(s, f, &req) && nsim_topo_nhosts(s->topo) >= 4)
         k = sendrecv_refused(s, &req, &fi);
@@ -390,24 +414,17 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                         nsim_run_may_fold(s, eo.fidelity, req));
     int may_fold =
         req->compact_ops && nsim_run_may_fold(s, eo.fidelity, req);
-    int blocking = fault_blocks(s, eo.fidelity, req);
+    const char *reason = NULL;
+    int blocking = fault_blocks(s, eo.fidelity, req, &reason);
     if (req->compact_ops && blocking >= 0)
-        fault_why_not(s, req, blocking, &fold); /* --timing says why */
+        fault_why_not(s, blocking, reason, &fold); /* --timing says why */
     uint32_t *struck = NULL;
-    if (may_fold && s->nfaults > 0) {
-        /* a ring, a tree or an AllToAll folds around the hosts its faults
-         * strike */
-        struck = malloc(3 * (size_t)s->nfaults * sizeof *struck);
-        if (struck == NULL)
-            return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
-        req->nfold_play = struck_hosts(s, struck);
-        req->fold_play = struck;
-        req->nfold_links = fabric_links(s, struck + req->nfold_play);
-        req->fold_links = struck + req->nfold_play;
-    }
+    /* a fold plays the hosts and links the faults strike */
+    if (may_fold && s->nfaults > 0 && (struck = fold_play_set(s, req)) == NULL)
+        return NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
     if (may_fold &&
         (rc = nsim_plan_fold_prepare(s->topo, req, &fold, err)) != NSIM_OK) {
-        free(struck);
+        fold_play_drop(req, NULL, struck);
         return rc;
     }
     rc = alltoall_budget(s, req, err);
@@ -418,13 +435,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         ((req->algo != NSIM_ALGO_NVLSTREE && req->algo != NSIM_ALGO_TREE) ||
          req->coll != NSIM_COLL_ALLREDUCE || req->fold_tree))
         rc = nsim_plan_fold(s->topo, plan, &fold, err);
-    free(struck); /* the fold's alone */
-    req->fold_play = req->fold_links = NULL;
-    req->nfold_play = req->nfold_links = 0;
-    if (plan != NULL) {
-        plan->req.fold_play = plan->req.fold_links = NULL;
-        plan->req.nfold_play = plan->req.nfold_links = 0;
-    }
+    fold_play_drop(req, plan, struck);
     if (rc == NSIM_OK && req->fold_senders && fold.played == fold.hosts) {
         /* refused after all: plan every host's sends */
         nsim_plan_destroy(plan);
