@@ -11,6 +11,37 @@
 
 #include "sim/core/jread.h"
 
+/* A folded run's faults: how the fold played them. */
+static void fault_fold_header(FILE *f, const nsim_report_meta *m)
+{
+    if (m->fabric_faults_idle)
+        fprintf(f, "# faults: no connection's path crosses the faulted "
+                   "link(s) between switches (InfiniBand: one path per NIC "
+                   "pair), so they change nothing here\n");
+    if (m->hosts_struck == 0)
+        return;
+    if (m->struck_fold == 2)
+        fprintf(f, "# faults: the fold plays the host(s) they strike (%u) "
+                   "with a partner, each sending and receiving what a host "
+                   "does (README \"Fault plan and failover\")\n",
+                m->hosts_struck);
+    else if (m->struck_fold == 1)
+        fprintf(f, "# faults: the trees fold around the host(s) they "
+                   "strike, %u of the %u played, each standing for the "
+                   "hosts of its roles in the trees (a tree runs at its "
+                   "slowest hop; README \"Fault plan and failover\")\n",
+                m->hosts_struck, m->hosts_played);
+    else
+        fprintf(f, "# faults: the ring folds around the host(s) they "
+                   "strike, %u of the %u played, each standing for its "
+                   "twins: %u of %u hosts struck where the scenario strikes "
+                   "%u (a ring runs at its slowest hop; README \"Fault plan "
+                   "and failover\")\n",
+                m->hosts_struck, m->hosts_played,
+                m->hosts_struck * (m->nhosts / m->hosts_played), m->nhosts,
+                m->hosts_struck);
+}
+
 void nsim_report_header(FILE *f, const nsim_report_meta *m)
 {
     fprintf(f, "# ncclsim: %s on \"%s\" (%u ranks, %u host(s)), %s\n",
@@ -29,40 +60,14 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                     ? " (flow where the packet model would be slow; each "
                       "row's is in --json and --timing)"
                     : " (each WR and slice one flow, max-min shared)");
-    if (m->hosts_played > 0 && m->hosts_played < m->nhosts)
+    if (m->hosts_played > 0 && m->hosts_played < m->nhosts) {
         fprintf(f, "# folded: %u of %u hosts played (identical hosts "
                    "doing the same work: README \"Folding\"; rows that "
                    "fold say so in --json and --timing; --fold off plays "
                    "all)\n",
                 m->hosts_played, m->nhosts);
-    if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
-        m->fabric_faults_idle)
-        fprintf(f, "# faults: no connection's path crosses the faulted "
-                   "link(s) between switches (InfiniBand: one path per NIC "
-                   "pair), so they change nothing here\n");
-    if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
-        m->hosts_struck > 0 && m->struck_fold == 2)
-        fprintf(f, "# faults: the fold plays the host(s) they strike (%u) "
-                   "with a partner, each sending and receiving what a host "
-                   "does (README \"Fault plan and failover\")\n",
-                m->hosts_struck);
-    else if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
-             m->hosts_struck > 0 && m->struck_fold == 1)
-        fprintf(f, "# faults: the trees fold around the host(s) they "
-                   "strike, %u of the %u played, each standing for the "
-                   "hosts of its roles in the trees (a tree runs at its "
-                   "slowest hop; README \"Fault plan and failover\")\n",
-                m->hosts_struck, m->hosts_played);
-    else if (m->hosts_played > 0 && m->hosts_played < m->nhosts &&
-             m->hosts_struck > 0)
-        fprintf(f, "# faults: the ring folds around the host(s) they "
-                   "strike, %u of the %u played, each standing for its "
-                   "twins: %u of %u hosts struck where the scenario strikes "
-                   "%u (a ring runs at its slowest hop; README \"Fault plan "
-                   "and failover\")\n",
-                m->hosts_struck, m->hosts_played,
-                m->hosts_struck * (m->nhosts / m->hosts_played), m->nhosts,
-                m->hosts_struck);
+        fault_fold_header(f, m);
+    }
     fprintf(f, "#\n");
     fprintf(f, "#                                                              "
                "out-of-place                       in-place          \n");
