@@ -66,6 +66,12 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                    "fold say so in --json and --timing; --fold off plays "
                    "all)\n",
                 m->hosts_played, m->nhosts);
+        if (m->chain_played > 0)
+            fprintf(f, "# folded chain: Broadcast and Reduce run a chain "
+                       "along the ring, played on %u hosts and again on "
+                       "%u; each host not played adds half the difference "
+                       "(README \"Folding\")\n",
+                    m->chain_played, m->chain_played - 2);
         fault_fold_header(f, m);
     }
     fprintf(f, "#\n");
@@ -172,7 +178,12 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
                                     r->fold.struck)) &&
            (r->fold.played >= r->fold.hosts || r->fold.fabric_links == 0 ||
             cJSON_AddNumberToObject(o, "fold_fabric_conns_struck",
-                                    r->fold.fabric_conns));
+                                    r->fold.fabric_conns)) &&
+           (r->fold.played >= r->fold.hosts || r->fold.chain_hosts == 0 ||
+            (cJSON_AddNumberToObject(o, "fold_chain_host_us",
+                                     (double)r->fold.chain_host_ps / 1e6) &&
+             cJSON_AddNumberToObject(o, "fold_chain_latency_us",
+                                     (double)r->fold.chain_lat_ps / 1e6)));
 }
 
 int nsim_report_write_json(const char *path, const nsim_report_meta *m,

@@ -40,6 +40,8 @@ typedef struct nsim_report_meta {
                             * twins), 1 a tree's (for its roles), 2 an
                             * AllToAll's or SendRecv's (with a partner,
                             * each doing what a host does) */
+    uint32_t chain_played; /* a Broadcast or Reduce chain folded: the
+                            * hosts its first run played (fold.h), or 0 */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

@@ -366,6 +366,7 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
     if (!ro->quiet && n == 0) {
         nsim_report_meta first = *m;
         first.hosts_played = r->fold.played;
+        first.chain_played = r->fold.chain_hosts;
         first.hosts_struck = r->fold.struck;
         first.fabric_faults_idle =
             r->fold.fabric_links > 0 && r->fold.fabric_conns == 0;
@@ -409,6 +410,15 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 fprintf(stderr, ", folded: %u of %u hosts played (hosts %u "
                                 "and %u, each sending to the other)",
                         f->played, f->hosts, f->first_played, f->partner);
+            else if (f->chain_hosts > 0)
+                fprintf(stderr, ", folded: %u of %u hosts played from host "
+                                "%u, then %u (a chain: each of the other %u "
+                                "hosts adds %.2f us, and their routes "
+                                "%+.2f us in all)",
+                        f->played, f->hosts, f->first_played,
+                        f->chain_hosts - 2, f->hosts - f->played,
+                        (double)f->chain_host_ps / 1e6,
+                        (double)f->chain_lat_ps / 1e6);
             else
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
                                 "%u",
@@ -467,7 +477,15 @@ static cJSON *report_detail(const nsim_scenario *s, const nsim_cli_run_opts *ro,
                             const nsim_run_row *row, const nsim_plan *p,
                             const nsim_exec_result *r)
 {
-    if (!ro->quiet && ro->stats && row->fold.played < row->fold.hosts)
+    if (!ro->quiet && ro->stats && row->fold.played < row->fold.hosts &&
+        row->fold.chain_hosts > 0)
+        printf("# folded: a chain played on %u of %u hosts, each of the "
+               "others adding %.2f us to the row's time: the connections, "
+               "links, NIC ports, QPs and CQs below are the played run's "
+               "(--fold off: every host)\n",
+               row->fold.played, row->fold.hosts,
+               (double)row->fold.chain_host_ps / 1e6);
+    else if (!ro->quiet && ro->stats && row->fold.played < row->fold.hosts)
         printf("# folded: %u of %u hosts played, each doing its twins' work: "
                "the connections, links, NIC ports, QPs and CQs below are "
                "theirs (--fold off: every host)\n",

@@ -261,6 +261,11 @@ int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
     x->fold_hosts = row.fold.hosts;
     x->fold_played = row.fold.played;
     x->fold_struck = row.fold.struck;
+    if (row.fold.played < row.fold.hosts && row.fold.chain_hosts > 0) {
+        x->fold_chain = row.fold.chain_hosts;
+        x->chain_played_us = (double)r.gpu_ps / 1e6;
+        x->chain_host_us = (double)row.fold.chain_host_ps / 1e6;
+    }
     const nsim_device *g =
         nsim_topo_device(s->topo, nsim_topo_rank_device(s->topo, 0));
     x->sm_gbps = nsim_params_sm_stream_bw(&s->params, g->gen) / 1e9;
@@ -286,7 +291,16 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
             (unsigned long long)x->size, x->time_us, x->busbw, x->algo,
             x->proto, x->nchannels, x->qps);
     fprintf(f, "bound by: %s\n", x->bound);
-    if (x->fold_played < x->fold_hosts)
+    if (x->fold_chain > 0)
+        fprintf(f, "folded: a chain (Broadcast, Reduce) played on %u of %u "
+                   "hosts (%.2f us) and on %u; each of the other %u adds "
+                   "%.2f us; the links, waits, thread blocks and phases "
+                   "below are the %u hosts' run (--fold off plays every "
+                   "host)\n",
+                x->fold_played, x->fold_hosts, x->chain_played_us,
+                x->fold_chain - 2, x->fold_hosts - x->fold_played,
+                x->chain_host_us, x->fold_played);
+    else if (x->fold_played < x->fold_hosts)
         fprintf(f, "folded: %u of %u hosts played, each doing its twins' "
                    "work; the links, waits and thread blocks below are "
                    "theirs, and links the hosts share in the fabric carry "
@@ -374,6 +388,10 @@ cJSON *nsim_explain_json(const nsim_explanation *x)
     cJSON_AddNumberToObject(fo, "hosts", x->fold_hosts);
     cJSON_AddNumberToObject(fo, "played", x->fold_played);
     cJSON_AddNumberToObject(fo, "struck", x->fold_struck);
+    if (x->fold_chain > 0) {
+        cJSON_AddNumberToObject(fo, "chain_played_us", x->chain_played_us);
+        cJSON_AddNumberToObject(fo, "chain_host_us", x->chain_host_us);
+    }
     if (x->have_link)
         cJSON_AddItemToObject(o, "busiest_link", link_json(&x->busiest_link));
     if (x->have_port)

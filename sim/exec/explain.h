@@ -69,6 +69,11 @@ typedef struct nsim_explanation {
      * the played hosts' */
     uint32_t fold_hosts, fold_played;
     uint32_t fold_struck; /* played hosts the faults strike (fold.h) */
+    /* a Broadcast or Reduce chain folded (fold.h): the hosts played (0:
+     * not a chain), that run's own time (the links, waits and phases
+     * are its), and what each host not played adds */
+    uint32_t fold_chain;
+    double chain_played_us, chain_host_us;
 } nsim_explanation;
 
 /* Explains size (nccl-tests bytes, as -b takes them) of s. */

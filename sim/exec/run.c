@@ -151,6 +151,13 @@ static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req,
     uint32_t h[2], n, host = UINT32_MAX;
     const char *w = NULL;
     int k = -1;
+    if (req->algo == NSIM_ALGO_RING && s->nfaults > 0 &&
+        (req->coll == NSIM_COLL_BROADCAST || req->coll == NSIM_COLL_REDUCE)) {
+        if (why != NULL)
+            *why = "strikes a chain (Broadcast, Reduce), whose fold adds the "
+                   "hosts it does not play at a healthy host's delay";
+        return 0;
+    }
     if (!folds_around(req) && req->coll != NSIM_COLL_ALLTOALL &&
         req->coll != NSIM_COLL_SENDRECV)
         return -1;
@@ -390,6 +397,57 @@ static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
                                          "memory available)");
 }
 
+/* A folded Broadcast or Reduce chain (fold.h), played on fold's hosts
+ * (res), is played again on two hosts fewer: each host neither run plays
+ * adds half the difference, the chain's delay per host, and the whole
+ * chain's routes what fold->chain_lat_ps says: the whole chain's GPU time
+ * in *gpu. res keeps the played run's times (what its links and lanes
+ * are measured against), with the second run's events and flows added. */
+static int chain_extend(nsim_scenario *s, nsim_plan_req *req,
+                        const nsim_exec_opts *eo, nsim_fold_info *fold,
+                        nsim_exec_result *res, nsim_time *gpu, nsim_err *err)
+{
+    nsim_plan *plan = NULL;
+    nsim_exec_result two = {0};
+    nsim_fold_info fi = {0};
+    nsim_exec_opts o = *eo;
+    o.want_stats = o.want_trace = 0;
+    req->fold_chain_hosts = fold->chain_hosts - 2;
+    int rc = nsim_plan_build(s->topo, req, &plan, err);
+    if (rc == NSIM_OK)
+        rc = nsim_plan_fold(s->topo, plan, &fi, err);
+    req->fold_chain_hosts = 0;
+    if (rc == NSIM_OK && fi.chain_hosts != fold->chain_hosts - 2)
+        rc = NSIM_ERR(err, NSIM_ESIM,
+                      "the chain played on %u hosts did not fold on %u: %s",
+                      fold->chain_hosts, fold->chain_hosts - 2, fi.why_not);
+    if (rc == NSIM_OK)
+        rc = nsim_exec_run(s->topo, plan, &s->params, &o, &two, err);
+    nsim_plan_destroy(plan);
+    if (rc != NSIM_OK) {
+        nsim_exec_result_free(&two);
+        return rc;
+    }
+    nsim_time two_hosts = res->gpu_ps > two.gpu_ps ? res->gpu_ps - two.gpu_ps
+                                                   : 0;
+    int64_t add = (int64_t)(two_hosts * (fold->hosts - fold->chain_hosts) /
+                            2) +
+                  fold->chain_lat_ps;
+    *gpu = add < 0 && (nsim_time)-add > res->gpu_ps
+               ? 0
+               : (nsim_time)((int64_t)res->gpu_ps + add);
+    res->events += two.events;
+    res->flow.flows += two.flow.flows;
+    res->flow.delays += two.flow.delays;
+    res->flow.recomputes += two.flow.recomputes;
+    res->flow.visited += two.flow.visited;
+    res->flow.twins += two.flow.twins;
+    res->flow.idle += two.flow.idle;
+    fold->chain_host_ps = two_hosts / 2;
+    nsim_exec_result_free(&two);
+    return NSIM_OK;
+}
+
 static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                     nsim_plan_req *req, nsim_run_row *row,
                     nsim_plan **kept_plan, nsim_exec_result *kept_res,
@@ -456,6 +514,9 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     }
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
+    nsim_time gpu = 0; /* a folded chain: the whole chain's */
+    if (rc == NSIM_OK && fold.chain_hosts > 0 && fold.played < fold.hosts)
+        rc = chain_extend(s, req, &eo, &fold, &res, &gpu, err);
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -477,9 +538,11 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     /* nccl-tests times an op as the longer of the GPUs' and the host
      * thread's launches (exec.h); -G takes the launches off the path,
      * -C 1 reports the host's side alone */
+    if (fold.chain_hosts == 0 || fold.played == fold.hosts)
+        gpu = res.gpu_ps;
     nsim_time t = o->cputime     ? res.host_ps
-                  : o->cudagraph ? res.gpu_ps
-                                 : res.time_ps;
+                  : o->cudagraph ? gpu
+                                 : (gpu > res.host_ps ? gpu : res.host_ps);
     fill_row(s, bytes, (double)t / 1e6, plan->nchannels, row);
     row->events = res.events;
     row->flow = res.flow;

@@ -106,11 +106,14 @@ static int hostmap_build(nsim_topo *t, uint32_t nranks, hostmap *hm,
     return 1;
 }
 
-/* The played host of host h's class. */
+/* The played host of host h's class: the played host as far from base
+ * (mod m) as h is (mod the hosts; where m divides the hosts, h's class
+ * mod m; a chain's m need not). */
 static uint32_t twin_host(const fold *f, uint32_t h)
 {
-    uint32_t d = (h % f->m + f->m - f->base % f->m) % f->m;
-    return (f->base + d) % f->hm->nhosts;
+    uint32_t nh = f->hm->nhosts;
+    uint32_t d = (h + nh - f->base % nh) % nh % f->m;
+    return (f->base + d) % nh;
 }
 
 /* Device d's twin on the played hosts (a fabric device is its own). */
@@ -1229,6 +1232,228 @@ static int fold_p2p(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     return 1;
 }
 
+/* ---- Broadcast and Reduce: a chain along the ring --------------------
+ * NCCL's Broadcast runs, on each channel, a chain along the ring from the
+ * root (send, then recvCopySend on every rank but the last, which
+ * receives); Reduce one to it (nccl 3.3). Past the root's host every
+ * host does the same: its ranks forward what the host before sent, a
+ * little later than that host did. The chain is a pipeline of alike
+ * stages, and its time grows by the same delay with each host it
+ * passes (measured on 3 to 128 hosts, docs/fold.md). A chain does not
+ * close, so no shorter chain takes the whole one's time: it is played on
+ * m hosts, the root's, the one before it (where the chain ends on a
+ * channel whose ring enters the root's host at the root) and m - 2
+ * after it, then again on two hosts fewer, and the run's time is the
+ * first run's plus half the difference for every host not played
+ * (nsim_run_size). The played chain is the whole one's, cut: the
+ * connection out of the last played host enters the host before the
+ * root's, on its NIC's twin, and the ranks keep the whole chain's ops.
+ * The check: hosts alike, every channel's ring visiting the hosts in
+ * order, each once, and every host but the root's and its two
+ * neighbours running what the host two after the root does; every NET
+ * route of one bandwidth (the pipeline's pace is its slowest hop's). What
+ * the chain's routes add, where their latencies differ from the played
+ * ones' (a hop across the spine), goes to chain_lat_ps. */
+
+/* Whether channel c's ring visits the hosts in order (h, h + 1, ...),
+ * each once: every connection stays on its host or goes to the next, and
+ * the ring moves to another host as many times as there are hosts. */
+static int chain_in_order(const hostmap *hm, const nsim_plan *p, uint32_t c)
+{
+    uint32_t n = p->nranks, g = hm->per_host, nh = hm->nhosts, moves = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t a = r / g;
+        uint32_t b = p->conns[p->lanes[(size_t)c * n + r].send_conn].to / g;
+        if (b == a)
+            continue;
+        if (b != (a + 1) % nh)
+            return 0;
+        moves++;
+    }
+    return moves == nh;
+}
+
+/* Device d (of a lane on host h) and e (of its like on host ref) are in
+ * the same place: the same device of a host as far from theirs, or the
+ * same device off the hosts (or none). */
+static int same_place(const hostmap *hm, uint32_t d, uint32_t h, uint32_t e,
+                      uint32_t ref)
+{
+    if (d == UINT32_MAX || e == UINT32_MAX || hm->local[d] == UINT32_MAX ||
+        hm->local[e] == UINT32_MAX)
+        return d == e;
+    uint32_t nh = hm->nhosts;
+    return hm->local[d] == hm->local[e] &&
+           ((uint32_t)dev_host(hm->t, d) + nh - h) % nh ==
+               ((uint32_t)dev_host(hm->t, e) + nh - ref) % nh;
+}
+
+/* Lane l (on host h) and w (the same channel and local rank on host ref)
+ * do the same: the same ops, and a connection of the same kind to the
+ * rank as far along the ring, between NICs in the same places. */
+static int chain_lanes_alike(const hostmap *hm, const nsim_plan *p,
+                             const nsim_plan_lane *l, uint32_t h,
+                             const nsim_plan_lane *w, uint32_t ref,
+                             ops_total *memo, nsim_fold_info *fi)
+{
+    double over = 0;
+    uint32_t nh = hm->nhosts, g = hm->per_host;
+    const nsim_plan_conn *a = &p->conns[l->send_conn];
+    const nsim_plan_conn *b = &p->conns[w->send_conn];
+    return l->nops == w->nops && l->shares_sm == w->shares_sm &&
+           ops_alike(l, w, memo, 0, fi, &over) &&
+           a->transport == b->transport && a->path == b->path &&
+           a->nqps == b->nqps && a->nvls_role == b->nvls_role &&
+           a->to % g == b->to % g &&
+           (a->to / g + nh - h) % nh == (b->to / g + nh - ref) % nh &&
+           same_place(hm, a->send_nic, h, b->send_nic, ref) &&
+           same_place(hm, a->recv_nic, h, b->recv_nic, ref);
+}
+
+/* Channel c's chain over its NET hops, as the m hosts from f->base play
+ * it (m 0: the whole chain): the sum of their routes' latencies in *lat.
+ * The connection out of the chain's last rank carries nothing (no op of
+ * its lane sends). Every route must have the bandwidth *bw (0: the first
+ * one's). 1, or 0 with why. */
+static int chain_lat(fold *f, const nsim_plan *p, uint32_t c, uint32_t m,
+                     double *bw, nsim_time *lat, nsim_fold_info *fi)
+{
+    uint32_t n = p->nranks, g = f->hm->per_host;
+    uint32_t count = m == 0 ? n : m * g;
+    f->m = m == 0 ? 1 : m;
+    *lat = 0;
+    for (uint32_t q = 0; q < count; q++) {
+        uint32_t r = m == 0 ? q : (f->base * g + q) % n;
+        const nsim_plan_lane *l = &p->lanes[(size_t)c * n + r];
+        const nsim_plan_conn *cn = &p->conns[l->send_conn];
+        const nsim_route *rt;
+        if (cn->transport != NSIM_TRANSPORT_NET || l->nops == 0 ||
+            !(nsim_plan_lane_op(l, 0)->prim & NSIM_PRIM_SEND))
+            continue;
+        uint32_t to = m == 0 ? cn->recv_nic : twin(f, cn->recv_nic);
+        if (nsim_topo_route(f->t, cn->send_nic, to, &rt, NULL) != NSIM_OK)
+            return refuse(fi, "a NET connection has no route");
+        if (*bw == 0)
+            *bw = rt->bw;
+        if (rt->bw != *bw)
+            return refuse(fi, "NET routes of different bandwidths (%s -> "
+                              "%s): a chain runs at its slowest hop's pace, "
+                              "which the played hosts may not hold",
+                          nsim_topo_device(f->t, cn->send_nic)->name,
+                          nsim_topo_device(f->t, to)->name);
+        *lat += rt->lat_ps;
+    }
+    return 1;
+}
+
+/* Folds a Broadcast or Reduce chain (above) onto req.fold_chain_hosts
+ * hosts (0: NSIM_FOLD_CHAIN_HOSTS). 1, 0 with why, NSIM_ENOMEM. */
+static int fold_chain(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
+                      hostmap *hm)
+{
+    uint32_t nh = fi->hosts, n = p->nranks;
+    uint32_t m = p->req.fold_chain_hosts ? p->req.fold_chain_hosts
+                                         : NSIM_FOLD_CHAIN_HOSTS;
+    if (nh <= 2 * NSIM_FOLD_CHAIN_HOSTS - 2)
+        return refuse(fi, "%u hosts: a chain is played on %u and on %u, "
+                          "more than every host",
+                      nh, NSIM_FOLD_CHAIN_HOSTS, NSIM_FOLD_CHAIN_HOSTS - 2);
+    if (m < 4 || m >= nh)
+        return refuse(fi, "a chain plays 4 hosts or more, and fewer than "
+                          "the %u", nh);
+    int rc = hostmap_build(t, n, hm, fi);
+    if (rc != 1)
+        return rc;
+    if (!ring_shaped(p, fi))
+        return 0;
+    uint32_t g = hm->per_host, r0 = p->req.root / g;
+    fold f = {t, hm, 1, g, 0};
+    if (!hosts_repeat(&f, fi))
+        return 0;
+    for (uint32_t c = 0; c < p->nchannels; c++)
+        if (!chain_in_order(hm, p, c))
+            return refuse(fi, "channel %u's ring does not visit the hosts "
+                              "in order, each once",
+                          c);
+    /* the hosts past the root's neighbours repeat with a period of one
+     * host, or of two (NCCL's rings enter and leave alternate hosts on
+     * alternate NICs): both runs play a whole number of periods */
+    char first[sizeof fi->why_not] = "";
+    uint32_t period = 0;
+    for (uint32_t per = 1; per <= 2 && period == 0; per++) {
+        if (per == 2 && nh % 2 != 0)
+            break;
+        period = per;
+        for (uint32_t c = 0; period != 0 && c < p->nchannels; c++) {
+            ops_total memo = {NULL, 0};
+            for (uint32_t k = 2 + per; period != 0 && k < nh - 1; k++) {
+                uint32_t h = (r0 + k) % nh, ref = (r0 + 2 + (k - 2) % per) % nh;
+                for (uint32_t i = 0; period != 0 && i < g; i++)
+                    if (!chain_lanes_alike(
+                            hm, p, &p->lanes[(size_t)c * n + h * g + i], h,
+                            &p->lanes[(size_t)c * n + ref * g + i], ref,
+                            &memo, fi)) {
+                        refuse(fi, "channel %u: rank %u's ops or connection "
+                                   "differ from rank %u's",
+                               c, h * g + i, ref * g + i);
+                        period = 0;
+                    }
+            }
+        }
+        if (period == 0 && first[0] == '\0')
+            memcpy(first, fi->why_not, sizeof first);
+    }
+    if (period == 0) {
+        memcpy(fi->why_not, first, sizeof first);
+        return 0;
+    }
+    fi->why_not[0] = '\0';
+    /* what the whole chain's routes add, per channel, to the played
+     * ones and to the hosts added at the delay the two runs give: the
+     * delay includes half of what two more played hops add */
+    f.base = (r0 + nh - 1) % nh;
+    double bw = 0;
+    int64_t worst = 0;
+    for (uint32_t c = 0; c < p->nchannels; c++) {
+        nsim_time whole, a, b;
+        if (!chain_lat(&f, p, c, 0, &bw, &whole, fi) ||
+            !chain_lat(&f, p, c, m, &bw, &a, fi) ||
+            !chain_lat(&f, p, c, m - 2, &bw, &b, fi))
+            return 0;
+        int64_t add = (int64_t)whole - (int64_t)a -
+                      (int64_t)(nh - m) * ((int64_t)a - (int64_t)b) / 2;
+        worst = c == 0 || add > worst ? add : worst;
+    }
+    f.m = m;
+    f.gm = m * g;
+    /* the played chain closes: the connection out of the last played
+     * host enters the host before the root's where the whole ring does */
+    for (uint32_t c = 0; c < p->nchannels; c++)
+        for (uint32_t q = 0; q < g; q++) {
+            uint32_t r = ((f.base + m - 1) % nh) * g + q;
+            uint32_t to = p->conns[p->lanes[(size_t)c * n + r].send_conn].to;
+            if (to / g == r / g)
+                continue;
+            uint32_t in = twin_rank(&f, to);
+            uint32_t from = p->conns[p->lanes[(size_t)c * n + in].recv_conn].from;
+            if (from / g != (f.base + nh - 1) % nh)
+                return refuse(fi, "channel %u: the chain played on %u hosts "
+                                  "does not close (rank %u's twin %u is not "
+                                  "where its host's ring enters)",
+                              c, m, to, in);
+        }
+    fi->net_conns = 0;
+    for (uint32_t i = 0; i < p->nconns; i++)
+        fi->net_conns += p->conns[i].transport == NSIM_TRANSPORT_NET;
+    if (rewrite(&f, p) != NSIM_OK)
+        return NSIM_ENOMEM;
+    fi->played = m;
+    fi->first_played = f.base;
+    fi->chain_hosts = m;
+    fi->chain_lat_ps = worst;
+    return 1;
+}
+
 static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
                     hostmap *hm)
 {
@@ -1236,15 +1461,21 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     if (!p->req.compact_ops)
         return refuse(fi, "the plan keeps its placement (--stats, traces "
                           "and explain play every host)");
-    if (nsim_coll_is_p2p(p->req.coll) || p->req.algo != NSIM_ALGO_RING ||
-        (p->req.coll != NSIM_COLL_ALLREDUCE &&
-         p->req.coll != NSIM_COLL_ALLGATHER &&
-         p->req.coll != NSIM_COLL_REDUCESCATTER))
-        return refuse(fi, "only ring AllReduce, AllGather and ReduceScatter, "
-                          "Tree and NVLSTree AllReduce, AllToAll and "
-                          "SendRecv fold");
+    int chain = p->req.algo == NSIM_ALGO_RING &&
+                (p->req.coll == NSIM_COLL_BROADCAST ||
+                 p->req.coll == NSIM_COLL_REDUCE);
+    if (!chain &&
+        (nsim_coll_is_p2p(p->req.coll) || p->req.algo != NSIM_ALGO_RING ||
+         (p->req.coll != NSIM_COLL_ALLREDUCE &&
+          p->req.coll != NSIM_COLL_ALLGATHER &&
+          p->req.coll != NSIM_COLL_REDUCESCATTER)))
+        return refuse(fi, "only ring AllReduce, AllGather, ReduceScatter, "
+                          "Broadcast and Reduce, Tree and NVLSTree "
+                          "AllReduce, AllToAll and SendRecv fold");
     if (nsim_topo_nnodes(t) != nh)
         return refuse(fi, "NVLink domains span hosts");
+    if (chain)
+        return fold_chain(t, p, fi, hm);
     if (nh < 4)
         return refuse(fi, "fewer than 4 hosts");
     int rc = hostmap_build(t, p->nranks, hm, fi);
@@ -1360,6 +1591,8 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         info->phantom_conns = 0;
         info->struck = 0;
         info->fabric_links = info->fabric_conns = 0;
+        info->chain_hosts = 0;
+        info->chain_lat_ps = 0;
     }
     return NSIM_OK;
 }

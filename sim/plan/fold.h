@@ -34,6 +34,12 @@
  * slowest and that next host. An AllToAll whose faults strike one host
  * (nsim_plan_req fold_play) plays that host first.
  *
+ * Broadcast and Reduce: a chain along the ring from the root (to it),
+ * a pipeline of alike hosts whose time grows by one delay per host: it
+ * is played twice, on NSIM_FOLD_CHAIN_HOSTS hosts from the one before
+ * the root's and on two fewer, and each host not played adds half the
+ * difference (nsim_run_size; fold.c).
+ *
  * Tree and NVLSTree AllReduce: a host's work depends on its roles in
  * NCCL's two trees; the hosts played are one per role (about
  * 2 log2(hosts)), the others their phantom peers (fold.c). Hosts a run's
@@ -87,6 +93,15 @@ int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
  * docs/fold.md). */
 #define NSIM_FOLD_LAT_TOL 0.01
 
+/* A Broadcast or Reduce chain (fold.c) is played on this many hosts and
+ * again on two fewer; the hosts the two runs do not play are added at
+ * the delay per host that the difference gives (over two hosts: NCCL's
+ * rings enter and leave alternate hosts on alternate NICs, and the
+ * delay one more host adds alternates by about 1 %; with 8 and 6 played
+ * the delay comes within 0.3 % of the whole chain's, docs/fold.md). A
+ * cluster of at most 2 x this - 2 hosts plays every host. */
+#define NSIM_FOLD_CHAIN_HOSTS 8
+
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */
     uint32_t played;    /* hosts played: < hosts when folded */
@@ -119,6 +134,16 @@ typedef struct nsim_fold_info {
     uint32_t fabric_links; /* rings: links between switches faults strike
                             * (nsim_plan_req fold_links) */
     uint32_t fabric_conns; /* NET connections whose paths cross them */
+    uint32_t chain_hosts;  /* a Broadcast or Reduce chain: the hosts
+                            * played (the second run plays two fewer);
+                            * 0: not a chain */
+    int64_t chain_lat_ps;  /* what the whole chain's routes add to the
+                            * played hosts' and to the hosts added at
+                            * their delay, on its slowest channel (may
+                            * be negative) */
+    nsim_time chain_host_ps; /* the delay each host adds to the chain:
+                              * half what two more played hosts add
+                              * (nsim_run_size sets it) */
     char why_not[160];  /* not folded: why; empty when folded */
 } nsim_fold_info;
 

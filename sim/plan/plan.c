@@ -694,13 +694,42 @@ static int agrs_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
 /* Broadcast / Reduce: a chain along the ring from the root (Broadcast:
  * send, recvCopySend, recv) or to it (Reduce: send, recvReduceSend,
  * recvReduceCopy), one chunk of one step at a time (nccl 3.3). */
-static int chain_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
+static int is_chain(const nsim_plan *p)
 {
-    uint32_t n = p->nranks, ts = p->req.type_size, rootpos = 0;
+    return p->req.coll == NSIM_COLL_BROADCAST ||
+           p->req.coll == NSIM_COLL_REDUCE;
+}
+
+/* Where the root sits on channel c's ring. */
+static uint32_t chain_root_pos(const nsim_plan *p, uint32_t c)
+{
+    uint32_t n = p->nranks, pos = 0;
+    while (pos < n && p->ring[c * n + pos] != p->req.root)
+        pos++;
+    return pos < n ? pos : 0;
+}
+
+/* Ring position pos's place k along the chain (0 its first rank, n - 1
+ * its last), the root at rootpos. */
+static uint32_t chain_place(const nsim_plan *p, uint32_t pos, uint32_t rootpos)
+{
+    uint32_t n = p->nranks;
+    return p->req.coll == NSIM_COLL_BROADCAST
+               ? (pos + n - rootpos) % n
+               : (pos + 2 * n - rootpos - 1) % n;
+}
+
+/* Which of the chain's three kinds of ops place k runs: 0 the first's,
+ * 1 the middle's, 2 the last's. */
+static int chain_kind(const nsim_plan *p, uint32_t k)
+{
+    return k == 0 ? 0 : k == p->nranks - 1 ? 2 : 1;
+}
+
+static int chain_lane(const nsim_plan *p, uint32_t c, uint32_t k, op_buf *b)
+{
+    uint32_t n = p->nranks, ts = p->req.type_size;
     int bc = p->req.coll == NSIM_COLL_BROADCAST;
-    while (p->ring[c * n + rootpos] != p->req.root)
-        rootpos++;
-    uint32_t k = bc ? (pos + n - rootpos) % n : (pos + 2 * n - rootpos - 1) % n;
     uint8_t prim = k == 0       ? NSIM_PRIM_SEND
                    : k == n - 1 ? NSIM_PRIM_RECV | NSIM_PRIM_COPY_OUT
                                 : NSIM_PRIM_RECV | NSIM_PRIM_SEND;
@@ -712,8 +741,13 @@ static int chain_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
     for (uint64_t off = 0; off < count; off += chunk_count) {
         int64_t ne = (int64_t)(count - off < chunk_count ? count - off
                                                         : chunk_count);
-        NSIM_TRY(nsim__plan_push_chunk(p, b, prim, (uint16_t)k, p->req.root, off, ne,
-                            p->chan_offset[c]));
+        /* a compact plan leaves the place out of the ops (the executor
+         * does not read it): the middle ranks share one array, as a
+         * folded chain needs (fold.c) */
+        NSIM_TRY(nsim__plan_push_chunk(p, b, prim,
+                                       p->req.compact_ops ? 0 : (uint16_t)k,
+                                       p->req.root, off, ne,
+                                       p->chan_offset[c]));
     }
     return NSIM_OK;
 }
@@ -888,7 +922,10 @@ static int build_conns(nsim_topo *t, nsim_plan *p, nsim_err *err)
     return NSIM_OK;
 }
 
-static int ring_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
+/* Ring position pos's ops on channel c (a chain's: its place along the
+ * chain, the root at rootpos). */
+static int ring_lane(const nsim_plan *p, uint32_t c, uint32_t pos,
+                     uint32_t rootpos, op_buf *b)
 {
     switch (p->req.coll) {
     case NSIM_COLL_ALLREDUCE:
@@ -897,7 +934,7 @@ static int ring_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
     case NSIM_COLL_REDUCESCATTER:
         return agrs_lane(p, c, pos, b);
     default:
-        return chain_lane(p, c, pos, b);
+        return chain_lane(p, c, chain_place(p, pos, rootpos), b);
     }
 }
 
@@ -1102,6 +1139,9 @@ static int build_ops(nsim_plan *p, nsim_err *err)
     op_owners owners = {{NULL}, 0};
     for (uint32_t c = 0; c < p->nchannels; c++) {
         const nsim_plan_lane *first = NULL;
+        /* a compact chain: the lanes of each kind share the first's ops */
+        const nsim_plan_lane *kind[3] = {NULL, NULL, NULL};
+        uint32_t rootpos = is_chain(p) ? chain_root_pos(p, c) : 0;
         int uniform = ring_ops_uniform(p, c), patched = 0;
         uint32_t like = uniform ? UINT32_MAX : ring_ops_like(p, c);
         if (!uniform && like == UINT32_MAX &&
@@ -1126,14 +1166,25 @@ static int build_ops(nsim_plan *p, nsim_err *err)
                 l->patch_shared = 1;
                 continue;
             }
+            int k = is_chain(p) && p->req.compact_ops
+                        ? chain_kind(p, chain_place(p, pos, rootpos))
+                        : -1;
+            if (k >= 0 && kind[k] != NULL) {
+                l->ops = kind[k]->ops;
+                l->nops = kind[k]->nops;
+                l->ops_shared = 1;
+                continue;
+            }
             op_buf b = nsim__plan_ops(p);
-            if (ring_lane(p, c, pos, &b) != NSIM_OK) {
+            if (ring_lane(p, c, pos, rootpos, &b) != NSIM_OK) {
                 free(b.ops);
                 return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
             }
             nsim__plan_set_ops(p, l, &b, &owners);
             if (uniform)
                 first = l;
+            if (k >= 0)
+                kind[k] = l;
         }
     }
     return NSIM_OK;
