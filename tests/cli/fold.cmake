@@ -168,3 +168,29 @@ nsim_expect(cli.fold.fault_fabric_tree 0
             CMD ${NCCLSIM} run ${D}/fold-2leaf-spine.json --algo Tree --timing
             NOT_OUT "folded"
             ERR "^# note: every host of 16 played: faults\\[0\\] \\(link degraded leaf\\.r0\\.0 -> spine\\.0\\) strikes the fabric between hosts, where only a ring's fold finds the connections it strikes\n")
+# Broadcast and Reduce: a chain along the ring, played on 8 hosts and on
+# 6; each of the other 8 adds half the difference (43.96 us at 1 MiB):
+# the row every host played gives (707.92 us), said in the header,
+# --timing, --json and explain; a fault plan plays every host, and says
+# so before the run
+set(CROW "\n +1048576 +262144 +float +none +0 +707\\.92 ")
+nsim_expect(cli.fold.chain 0
+            CMD ${NCCLSIM} run ${D}/fold-2leaf.json --coll broadcast -b 1M
+                -e 1M --timing
+            OUT "# folded: 8 of 16 hosts played[^\n]*\n# folded chain: Broadcast and Reduce run a chain along the ring, played on 8 hosts and again on 6; each host not played adds half the difference[^\n]*\n#\n.*${CROW}"
+            ERR "folded: 8 of 16 hosts played from host 15, then 6 \\(a chain: each of the other 8 hosts adds 43\\.96 us, and their routes \\+0\\.00 us in all\\)\n")
+nsim_fold_whole(cli.fold.chain_off ${D}/fold-2leaf.json "${CROW}"
+                --coll broadcast -b 1M -e 1M)
+nsim_expect_file(cli.fold.chain_json
+                 CMD ${NCCLSIM} run ${D}/fold-2leaf.json --coll reduce -b 1M
+                     -e 1M --json fold_chain.json
+                 FILE fold_chain.json
+                 RE "\"hosts_played\":[ \t]*8,[ \t\n]*\"fold_chain_host_us\":[ \t]*43\\.95[0-9]*,[ \t\n]*\"fold_chain_latency_us\":[ \t]*0")
+nsim_expect(cli.fold.chain_explain 0
+            CMD ${NCCLSIM} explain ${D}/fold-2leaf.json --coll broadcast -b 1M
+            OUT "1048576 bytes: 707\\.92 us.*\nfolded: a chain \\(Broadcast, Reduce\\) played on 8 of 16 hosts \\(356\\.24 us\\) and on 6; each of the other 8 adds 43\\.96 us; the links, waits, thread blocks and phases below are the 8 hosts' run")
+nsim_expect(cli.fold.chain_fault 0
+            CMD ${NCCLSIM} run ${D}/fold-2leaf-port-down.json --coll broadcast
+                -b 1M -e 1M --timing
+            NOT_OUT "folded"
+            ERR "^# note: every host of 16 played: faults\\[0\\] \\(a port down on h3\\.nic0\\) strikes a chain \\(Broadcast, Reduce\\), whose fold adds the hosts it does not play at a healthy host's delay\n.*not folded: faults\\[0\\]")
