@@ -520,6 +520,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
+        nsim_exec_result_free(&res); /* a chain's first run's */
         nsim_plan_destroy(plan);
         char folded[160] = "";
         if (rc == NSIM_EFAULT && fold.played < fold.hosts)

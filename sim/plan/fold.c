@@ -1250,7 +1250,8 @@ static int fold_p2p(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
  * root's, on its NIC's twin, and the ranks keep the whole chain's ops.
  * The check: hosts alike, every channel's ring visiting the hosts in
  * order, each once, and every host but the root's and its two
- * neighbours running what the host two after the root does; every NET
+ * neighbours running what the host two (or, where the hosts alternate,
+ * three) after the root's does; every NET
  * route of one bandwidth (the pipeline's pace is its slowest hop's). What
  * the chain's routes add, where their latencies differ from the played
  * ones' (a hop across the spine), goes to chain_lat_ps. */
