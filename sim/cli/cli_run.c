@@ -412,11 +412,12 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                         f->played, f->hosts, f->first_played, f->partner);
             else if (f->chain_hosts > 0)
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
-                                "%u, then %u (a chain: each of the other %u "
-                                "hosts adds %.2f us, and their routes "
-                                "%+.2f us in all)",
+                                "%u, then %u and %u (a chain: each of the "
+                                "other %u hosts adds %.2f us, and their "
+                                "routes %+.2f us in all)",
                         f->played, f->hosts, f->first_played,
-                        f->chain_hosts - 2, f->hosts - f->played,
+                        f->chain_hosts - 2, f->chain_hosts - 4,
+                        f->hosts - f->played,
                         (double)f->chain_host_ps / 1e6,
                         (double)f->chain_lat_ps / 1e6);
             else

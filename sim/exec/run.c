@@ -4,6 +4,7 @@
  */
 #include "run.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,54 +398,84 @@ static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
                                          "memory available)");
 }
 
-/* A folded Broadcast or Reduce chain (fold.h), played on fold's hosts
- * (res), is played again on two hosts fewer: each host neither run plays
- * adds half the difference, the chain's delay per host, and the whole
- * chain's routes what fold->chain_lat_ps says: the whole chain's GPU time
- * in *gpu. res keeps the played run's times (what its links and lanes
- * are measured against), with the second run's events and flows added. */
-static int chain_extend(nsim_scenario *s, nsim_plan_req *req,
-                        const nsim_exec_opts *eo, nsim_fold_info *fold,
-                        nsim_exec_result *res, nsim_time *gpu, nsim_err *err)
+/* The chain of req folded onto m hosts (fold.h), run: its GPU time in
+ * *gpu, its events and flows added to into's. */
+static int chain_play(nsim_scenario *s, nsim_plan_req *req,
+                      const nsim_exec_opts *eo, uint32_t m,
+                      nsim_exec_result *into, nsim_time *gpu, nsim_err *err)
 {
     nsim_plan *plan = NULL;
-    nsim_exec_result two = {0};
+    nsim_exec_result res = {0};
     nsim_fold_info fi = {0};
     nsim_exec_opts o = *eo;
     o.want_stats = o.want_trace = 0;
-    req->fold_chain_hosts = fold->chain_hosts - 2;
+    req->fold_chain_hosts = m;
     int rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK)
         rc = nsim_plan_fold(s->topo, plan, &fi, err);
     req->fold_chain_hosts = 0;
-    if (rc == NSIM_OK && fi.chain_hosts != fold->chain_hosts - 2)
-        rc = NSIM_ERR(err, NSIM_ESIM,
-                      "the chain played on %u hosts did not fold on %u: %s",
-                      fold->chain_hosts, fold->chain_hosts - 2, fi.why_not);
+    if (rc == NSIM_OK && (fi.chain_hosts != m || fi.played == fi.hosts))
+        rc = NSIM_ERR(err, NSIM_ESIM, "the chain did not fold on %u hosts: %s",
+                      m, fi.why_not);
     if (rc == NSIM_OK)
-        rc = nsim_exec_run(s->topo, plan, &s->params, &o, &two, err);
+        rc = nsim_exec_run(s->topo, plan, &s->params, &o, &res, err);
     nsim_plan_destroy(plan);
     if (rc != NSIM_OK) {
-        nsim_exec_result_free(&two);
+        nsim_exec_result_free(&res);
         return rc;
     }
-    nsim_time two_hosts = res->gpu_ps > two.gpu_ps ? res->gpu_ps - two.gpu_ps
-                                                   : 0;
-    int64_t add = (int64_t)(two_hosts * (fold->hosts - fold->chain_hosts) /
-                            2) +
-                  fold->chain_lat_ps;
+    *gpu = res.gpu_ps;
+    into->events += res.events;
+    into->flow.flows += res.flow.flows;
+    into->flow.delays += res.flow.delays;
+    into->flow.recomputes += res.flow.recomputes;
+    into->flow.visited += res.flow.visited;
+    into->flow.twins += res.flow.twins;
+    into->flow.idle += res.flow.idle;
+    nsim_exec_result_free(&res);
+    return NSIM_OK;
+}
+
+/* A folded Broadcast or Reduce chain (fold.h), played on fold's m hosts
+ * (res), is played again on m - 2 and on m - 4: each host none of them
+ * plays adds half what the last two hosts of the first added, the
+ * chain's delay per host, and the whole chain's routes what
+ * fold->chain_lat_ps says: the whole chain's GPU time in *gpu. Where
+ * that delay differs from the one two hosts earlier by more than
+ * NSIM_FOLD_CHAIN_DRIFT it still changes along the chain, and the fold
+ * is refused (fold->played = hosts, with why). res keeps the first
+ * run's times (what its links and lanes are measured against), with
+ * the other runs' events and flows added. */
+static int chain_extend(nsim_scenario *s, nsim_plan_req *req,
+                        const nsim_exec_opts *eo, nsim_fold_info *fold,
+                        nsim_exec_result *res, nsim_time *gpu, nsim_err *err)
+{
+    uint32_t m = fold->chain_hosts;
+    nsim_time six = 0, four = 0;
+    NSIM_TRY(chain_play(s, req, eo, m - 2, res, &six, err));
+    NSIM_TRY(chain_play(s, req, eo, m - 4, res, &four, err));
+    nsim_time last = res->gpu_ps > six ? res->gpu_ps - six : 0;
+    nsim_time before = six > four ? six - four : 0;
+    double drift = last > 0 ? fabs((double)last - (double)before) /
+                                  (double)last
+                            : 0;
+    if (drift > NSIM_FOLD_CHAIN_DRIFT) {
+        snprintf(fold->why_not, sizeof fold->why_not,
+                 "the chain's delay per host changes along it: %.2f us at "
+                 "hosts %u-%u after the root's, %.2f at %u-%u (over %.2f "
+                 "%%: channels sharing a NIC port drift)",
+                 (double)before / 2e6, m - 5, m - 4, (double)last / 2e6,
+                 m - 3, m - 2, NSIM_FOLD_CHAIN_DRIFT * 100);
+        fold->played = fold->hosts;
+        fold->chain_hosts = 0;
+        fold->chain_lat_ps = 0;
+        return NSIM_OK;
+    }
+    int64_t add = (int64_t)(last * (fold->hosts - m) / 2) + fold->chain_lat_ps;
     *gpu = add < 0 && (nsim_time)-add > res->gpu_ps
                ? 0
                : (nsim_time)((int64_t)res->gpu_ps + add);
-    res->events += two.events;
-    res->flow.flows += two.flow.flows;
-    res->flow.delays += two.flow.delays;
-    res->flow.recomputes += two.flow.recomputes;
-    res->flow.visited += two.flow.visited;
-    res->flow.twins += two.flow.twins;
-    res->flow.idle += two.flow.idle;
-    fold->chain_host_ps = two_hosts / 2;
-    nsim_exec_result_free(&two);
+    fold->chain_host_ps = last / 2;
     return NSIM_OK;
 }
 
@@ -515,8 +546,22 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
     nsim_time gpu = 0; /* a folded chain: the whole chain's */
-    if (rc == NSIM_OK && fold.chain_hosts > 0 && fold.played < fold.hosts)
+    if (rc == NSIM_OK && fold.chain_hosts > 0 && fold.played < fold.hosts) {
         rc = chain_extend(s, req, &eo, &fold, &res, &gpu, err);
+        if (rc == NSIM_OK && fold.played == fold.hosts) {
+            /* refused after all: every host played (a traced run's plan
+             * whole, every op placed, as above) */
+            nsim_exec_result_free(&res);
+            nsim_plan_destroy(plan);
+            plan = NULL;
+            if (o->want_trace && !o->keep_compact)
+                req->compact_ops = 0;
+            rc = nsim_plan_build(s->topo, req, &plan, err);
+            if (rc == NSIM_OK)
+                rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res,
+                                   err);
+        }
+    }
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);

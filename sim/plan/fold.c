@@ -1243,9 +1243,11 @@ static int fold_p2p(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
  * close, so no shorter chain takes the whole one's time: it is played on
  * m hosts, the root's, the one before it (where the chain ends on a
  * channel whose ring enters the root's host at the root) and m - 2
- * after it, then again on two hosts fewer, and the run's time is the
- * first run's plus half the difference for every host not played
- * (nsim_run_size). The played chain is the whole one's, cut: the
+ * after it, then again on two and on four hosts fewer, and the run's
+ * time is the first run's plus half what its last two hosts added for
+ * every host not played; where that differs from what the two before
+ * them added, the delay still changes along the chain and every host
+ * plays (nsim_run_size). The played chain is the whole one's, cut: the
  * connection out of the last played host enters the host before the
  * root's, on its NIC's twin, and the ranks keep the whole chain's ops.
  * The check: hosts alike, every channel's ring visiting the hosts in
@@ -1355,10 +1357,11 @@ static int fold_chain(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     uint32_t nh = fi->hosts, n = p->nranks;
     uint32_t m = p->req.fold_chain_hosts ? p->req.fold_chain_hosts
                                          : NSIM_FOLD_CHAIN_HOSTS;
-    if (nh <= 2 * NSIM_FOLD_CHAIN_HOSTS - 2)
-        return refuse(fi, "%u hosts: a chain is played on %u and on %u, "
+    if (nh <= 3 * NSIM_FOLD_CHAIN_HOSTS - 6)
+        return refuse(fi, "%u hosts: a chain is played on %u, %u and %u, "
                           "more than every host",
-                      nh, NSIM_FOLD_CHAIN_HOSTS, NSIM_FOLD_CHAIN_HOSTS - 2);
+                      nh, NSIM_FOLD_CHAIN_HOSTS, NSIM_FOLD_CHAIN_HOSTS - 2,
+                      NSIM_FOLD_CHAIN_HOSTS - 4);
     if (m < 4 || m >= nh)
         return refuse(fi, "a chain plays 4 hosts or more, and fewer than "
                           "the %u", nh);

@@ -36,9 +36,10 @@
  *
  * Broadcast and Reduce: a chain along the ring from the root (to it),
  * a pipeline of alike hosts whose time grows by one delay per host: it
- * is played twice, on NSIM_FOLD_CHAIN_HOSTS hosts from the one before
- * the root's and on two fewer, and each host not played adds half the
- * difference (nsim_run_size; fold.c).
+ * is played three times, on NSIM_FOLD_CHAIN_HOSTS hosts from the one
+ * before the root's, on two fewer and on four fewer, and each host not
+ * played adds half what the last two hosts added (nsim_run_size;
+ * fold.c).
  *
  * Tree and NVLSTree AllReduce: a host's work depends on its roles in
  * NCCL's two trees; the hosts played are one per role (about
@@ -99,8 +100,16 @@ int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
  * rings enter and leave alternate hosts on alternate NICs, and the
  * delay one more host adds alternates by about 1 %; with 8 and 6 played
  * the delay comes within 0.3 % of the whole chain's, docs/fold.md). A
- * cluster of at most 2 x this - 2 hosts plays every host. */
+ * cluster of at most 3 x this - 6 hosts (as many as the three runs
+ * play) plays every host. */
 #define NSIM_FOLD_CHAIN_HOSTS 8
+
+/* ... and on four fewer: where the delay per host the last two runs give
+ * differs from the one the first two give by more than this fraction,
+ * it still changes along the chain (where two channels share a NIC port
+ * they fall in and out of step host after host: forced LL at 64 MiB,
+ * 100 MiB with NCCL's choices, docs/fold.md), and every host plays. */
+#define NSIM_FOLD_CHAIN_DRIFT 0.0025
 
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */

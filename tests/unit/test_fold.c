@@ -764,16 +764,18 @@ static void test_fold_sendrecv(void)
     }
 }
 
-/* Broadcast and Reduce: a chain played on 6 hosts and on 4 gives the
- * whole chain's time, each host not played adding half the difference:
- * on one leaf (16 hosts), and on three (24 hosts, radix 16: 8 a leaf),
+/* Broadcast and Reduce: a chain played on 8 hosts, on 6 and on 4 gives
+ * the whole chain's time, each host not played adding half what the
+ * last two added: on one leaf (24 hosts), and on three (36 hosts, radix
+ * 24: 12 a leaf),
  * where the whole chain crosses the spine once more than the played
  * ones (chain_lat_ps); the root on another host (the played hosts start
- * at the host before its); small and large. Measured: within 0.01 % on
- * one leaf at 1 MiB, 0.06 % at 64 MiB. */
+ * at the host before its); small and large. Measured: within 0.2 %. A
+ * fault plan, and a chain whose delay per host still changes (LL forced
+ * at 64 MiB), play every host. */
 static void test_fold_chain(void)
 {
-    static const uint32_t nodes[2] = {16, 36}, radix[2] = {0, 24};
+    static const uint32_t nodes[2] = {24, 36}, radix[2] = {0, 24};
     static const char *const colls[2] = {"broadcast_perf", "reduce_perf"};
     static const uint64_t sizes[2] = {1u << 20, 64u << 20};
     for (int k = 0; k < 2; k++) {
@@ -809,9 +811,22 @@ static void test_fold_chain(void)
         }
         nsim_topo_destroy(t);
     }
+    /* the delay per host drifts (LL forced at 16 MiB): every host plays,
+     * and the row says why (the whole chain's time) */
+    nsim_topo *t = cluster(24, 0);
+    nsim_scenario *ll = flow_scenario(t, "chaindrift", "broadcast_perf",
+                                      ", \"protocol\": \"LL\"");
+    nsim_run_row drift = run_size(ll, 16u << 20, NSIM_FOLD_AUTO);
+    nsim_run_row drift_whole = run_size(ll, 16u << 20, NSIM_FOLD_OFF);
+    CU_ASSERT_EQUAL(drift.fold.played, 24);
+    CU_ASSERT_EQUAL(drift.fold.chain_hosts, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(drift.fold.why_not, "changes along it"));
+    CU_ASSERT_EQUAL(drift.time_us, drift_whole.time_us);
+    nsim_scenario_destroy(ll);
+    nsim_topo_destroy(t);
     /* a fault plan plays every host: the chain's added hosts would be
      * healthy ones */
-    nsim_topo *t = cluster(16, 0);
+    t = cluster(16, 0);
     nsim_scenario *s = flow_scenario(
         t, "chainfault", "broadcast_perf",
         ", \"failover\": \"rebind_nic\", \"faults\": [{\"at\": \"10 us\", "
