@@ -545,6 +545,13 @@ static int write_exports(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
     return NSIM_OK;
 }
 
+/* A note from the run (nsim_run_opts note) on stderr, between rows. */
+static void print_note(void *ctx, const char *text)
+{
+    (void)ctx;
+    fprintf(stderr, "# note: %s\n", text);
+}
+
 static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *err)
 {
     nsim_report_meta m = nsim_cli_meta(s, ro->tuning);
@@ -555,6 +562,7 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     nsim_plan *kp = NULL;
     nsim_exec_result kr = {0};
     nsim_run_opts o = {.analytic = ro->analytic, .keep = detail,
+                       .note = print_note,
                        .want_trace = ro->trace_out != NULL,
                        .cudagraph = ro->cudagraph > 0,
                        .cputime = ro->cputime, .trace_cap = ro->trace_cap,

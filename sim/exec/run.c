@@ -551,6 +551,14 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         if (rc == NSIM_OK && fold.played == fold.hosts) {
             /* refused after all: every host played (a traced run's plan
              * whole, every op placed, as above) */
+            if (o->note != NULL) {
+                char text[sizeof fold.why_not + 64];
+                snprintf(text, sizeof text,
+                         "%llu bytes: every host of %u played: %s",
+                         (unsigned long long)bytes, fold.hosts,
+                         fold.why_not);
+                o->note(o->note_ctx, text);
+            }
             nsim_exec_result_free(&res);
             nsim_plan_destroy(plan);
             plan = NULL;
