@@ -200,3 +200,8 @@ nsim_expect(cli.fold.chain_fault 0
                 -b 1M -e 1M --timing
             NOT_OUT "folded"
             ERR "^# note: every host of 16 played: faults\\[0\\] \\(a port down on h3\\.nic0\\) strikes a chain \\(Broadcast, Reduce\\), whose fold adds the hosts it does not play at a healthy host's delay\n.*not folded: faults\\[0\\]")
+nsim_expect_file(cli.fold.chain_explain_json
+                 CMD ${NCCLSIM} explain ${D}/fold-chain.json -b 1M --quiet
+                     --json explain_chain.json
+                 FILE explain_chain.json
+                 RE "\"fold\":[ \t]*{[ \t\n]*\"hosts\":[ \t]*24,[ \t\n]*\"played\":[ \t]*8,[ \t\n]*\"struck\":[ \t]*0,[ \t\n]*\"chain_played_us\":[ \t]*356\\.24[0-9]*,[ \t\n]*\"chain_host_us\":[ \t]*43\\.95")
