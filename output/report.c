@@ -68,11 +68,11 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                 m->hosts_played, m->nhosts);
         if (m->chain_played > 0)
             fprintf(f, "# folded chain: Broadcast and Reduce run a chain "
-                       "along the ring, played on %u hosts and again on %u "
-                       "and %u; each host not played adds half what the "
-                       "last two added (README \"Folding\")\n",
-                    m->chain_played, m->chain_played - 2,
-                    m->chain_played - 4);
+                       "along the ring, played on %u hosts and again on "
+                       "%u; each host not played adds what one of the "
+                       "last %u added (README \"Folding\")\n",
+                    m->chain_played, m->chain_played / 2,
+                    m->chain_played - m->chain_played / 2);
         fault_fold_header(f, m);
     }
     fprintf(f, "#\n");

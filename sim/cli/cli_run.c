@@ -412,12 +412,11 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                         f->played, f->hosts, f->first_played, f->partner);
             else if (f->chain_hosts > 0)
                 fprintf(stderr, ", folded: %u of %u hosts played from host "
-                                "%u, then %u and %u (a chain: each of the "
-                                "other %u hosts adds %.2f us, and their "
-                                "routes %+.2f us in all)",
+                                "%u, then %u (a chain: each of the other %u "
+                                "hosts adds %.2f us, and their routes "
+                                "%+.2f us in all)",
                         f->played, f->hosts, f->first_played,
-                        f->chain_hosts - 2, f->chain_hosts - 4,
-                        f->hosts - f->played,
+                        f->chain_hosts / 2, f->hosts - f->played,
                         (double)f->chain_host_ps / 1e6,
                         (double)f->chain_lat_ps / 1e6);
             else
@@ -545,13 +544,6 @@ static int write_exports(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
     return NSIM_OK;
 }
 
-/* A note from the run (nsim_run_opts note) on stderr, between rows. */
-static void print_note(void *ctx, const char *text)
-{
-    (void)ctx;
-    fprintf(stderr, "# note: %s\n", text);
-}
-
 static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *err)
 {
     nsim_report_meta m = nsim_cli_meta(s, ro->tuning);
@@ -562,7 +554,6 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
     nsim_plan *kp = NULL;
     nsim_exec_result kr = {0};
     nsim_run_opts o = {.analytic = ro->analytic, .keep = detail,
-                       .note = print_note,
                        .want_trace = ro->trace_out != NULL,
                        .cudagraph = ro->cudagraph > 0,
                        .cputime = ro->cputime, .trace_cap = ro->trace_cap,

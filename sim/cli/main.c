@@ -84,7 +84,7 @@ const nsim_cmd nsim_cli_commands[] = {
      "                         identical hosts played by a few of them\n"
      "                         (every host does its twin's work; the hosts\n"
      "                         a fault strikes among them); a Broadcast or\n"
-     "                         Reduce chain played thrice on a few, each\n"
+     "                         Reduce chain played twice on a few, each\n"
      "                         other host adding the delay of one: auto\n"
      "                         (default) in flow runs, on in packet runs\n"
      "                         too, off plays every host\n"

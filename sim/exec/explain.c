@@ -293,13 +293,12 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
     fprintf(f, "bound by: %s\n", x->bound);
     if (x->fold_chain > 0)
         fprintf(f, "folded: a chain (Broadcast, Reduce) played on %u of %u "
-                   "hosts (%.2f us), on %u and on %u; each of the other %u "
-                   "adds %.2f us; the links, waits, thread blocks and "
-                   "phases below are the %u hosts' run (--fold off plays "
-                   "every host)\n",
+                   "hosts (%.2f us) and on %u; each of the other %u adds "
+                   "%.2f us; the links, waits, thread blocks and phases "
+                   "below are the %u hosts' run (--fold off plays every "
+                   "host)\n",
                 x->fold_played, x->fold_hosts, x->chain_played_us,
-                x->fold_chain - 2, x->fold_chain - 4,
-                x->fold_hosts - x->fold_played,
+                x->fold_chain / 2, x->fold_hosts - x->fold_played,
                 x->chain_host_us, x->fold_played);
     else if (x->fold_played < x->fold_hosts)
         fprintf(f, "folded: %u of %u hosts played, each doing its twins' "

@@ -4,7 +4,6 @@
  */
 #include "run.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,45 +436,27 @@ static int chain_play(nsim_scenario *s, nsim_plan_req *req,
 }
 
 /* A folded Broadcast or Reduce chain (fold.h), played on fold's m hosts
- * (res), is played again on m - 2 and on m - 4: each host none of them
- * plays adds half what the last two hosts of the first added, the
- * chain's delay per host, and the whole chain's routes what
- * fold->chain_lat_ps says: the whole chain's GPU time in *gpu. Where
- * that delay differs from the one two hosts earlier by more than
- * NSIM_FOLD_CHAIN_DRIFT it still changes along the chain, and the fold
- * is refused (fold->played = hosts, with why). res keeps the first
- * run's times (what its links and lanes are measured against), with
- * the other runs' events and flows added. */
+ * (res), is played again on m / 2: each host neither plays adds what
+ * the first run's last m / 2 hosts added per host, the chain's delay per
+ * host, and the whole chain's routes what fold->chain_lat_ps says: the
+ * whole chain's GPU time in *gpu. res keeps the first run's times (what
+ * its links and lanes are measured against), with the second run's
+ * events and flows added. */
 static int chain_extend(nsim_scenario *s, nsim_plan_req *req,
                         const nsim_exec_opts *eo, nsim_fold_info *fold,
                         nsim_exec_result *res, nsim_time *gpu, nsim_err *err)
 {
     uint32_t m = fold->chain_hosts;
-    nsim_time six = 0, four = 0;
-    NSIM_TRY(chain_play(s, req, eo, m - 2, res, &six, err));
-    NSIM_TRY(chain_play(s, req, eo, m - 4, res, &four, err));
-    nsim_time last = res->gpu_ps > six ? res->gpu_ps - six : 0;
-    nsim_time before = six > four ? six - four : 0;
-    double drift = last > 0 ? fabs((double)last - (double)before) /
-                                  (double)last
-                            : 0;
-    if (drift > NSIM_FOLD_CHAIN_DRIFT) {
-        snprintf(fold->why_not, sizeof fold->why_not,
-                 "the chain's delay per host changes along it: %.2f us at "
-                 "hosts %u-%u after the root's, %.2f at %u-%u (over %.2f "
-                 "%%: channels sharing a NIC port drift)",
-                 (double)before / 2e6, m - 5, m - 4, (double)last / 2e6,
-                 m - 3, m - 2, NSIM_FOLD_CHAIN_DRIFT * 100);
-        fold->played = fold->hosts;
-        fold->chain_hosts = 0;
-        fold->chain_lat_ps = 0;
-        return NSIM_OK;
-    }
-    int64_t add = (int64_t)(last * (fold->hosts - m) / 2) + fold->chain_lat_ps;
+    nsim_time half = 0;
+    NSIM_TRY(chain_play(s, req, eo, m / 2, res, &half, err));
+    nsim_time more = res->gpu_ps > half ? res->gpu_ps - half : 0;
+    nsim_time per = more / (m - m / 2);
+    int64_t add = (int64_t)(more * (fold->hosts - m) / (m - m / 2)) +
+                  fold->chain_lat_ps;
     *gpu = add < 0 && (nsim_time)-add > res->gpu_ps
                ? 0
                : (nsim_time)((int64_t)res->gpu_ps + add);
-    fold->chain_host_ps = last / 2;
+    fold->chain_host_ps = per;
     return NSIM_OK;
 }
 
@@ -546,30 +527,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
     nsim_time gpu = 0; /* a folded chain: the whole chain's */
-    if (rc == NSIM_OK && fold.chain_hosts > 0 && fold.played < fold.hosts) {
+    if (rc == NSIM_OK && fold.chain_hosts > 0 && fold.played < fold.hosts)
         rc = chain_extend(s, req, &eo, &fold, &res, &gpu, err);
-        if (rc == NSIM_OK && fold.played == fold.hosts) {
-            /* refused after all: every host played (a traced run's plan
-             * whole, every op placed, as above) */
-            if (o->note != NULL) {
-                char text[sizeof fold.why_not + 64];
-                snprintf(text, sizeof text,
-                         "%llu bytes: every host of %u played: %s",
-                         (unsigned long long)bytes, fold.hosts,
-                         fold.why_not);
-                o->note(o->note_ctx, text);
-            }
-            nsim_exec_result_free(&res);
-            nsim_plan_destroy(plan);
-            plan = NULL;
-            if (o->want_trace && !o->keep_compact)
-                req->compact_ops = 0;
-            rc = nsim_plan_build(s->topo, req, &plan, err);
-            if (rc == NSIM_OK)
-                rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res,
-                                   err);
-        }
-    }
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);

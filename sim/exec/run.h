@@ -51,12 +51,6 @@ typedef struct nsim_run_opts {
                        * what explain reads, at any scale */
     int trace_fold;   /* with want_trace: that plan too where the run may
                        * fold (its ops then name no chunk) */
-    /* NULL, or told (text without a newline) before a size is played on
-     * every host after its fold was refused on its played runs (a
-     * Broadcast or Reduce chain whose delay per host drifts, fold.h):
-     * that run may take minutes */
-    void (*note)(void *ctx, const char *text);
-    void *note_ctx;
 } nsim_run_opts;
 
 /* The plan request for one size (bytes per rank as the planner takes

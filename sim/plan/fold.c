@@ -1238,24 +1238,22 @@ static int fold_p2p(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
  * receives); Reduce one to it (nccl 3.3). Past the root's host every
  * host does the same: its ranks forward what the host before sent, a
  * little later than that host did. The chain is a pipeline of alike
- * stages, and its time grows by the same delay with each host it
- * passes (measured on 3 to 128 hosts, docs/fold.md). A chain does not
- * close, so no shorter chain takes the whole one's time: it is played on
- * m hosts, the root's, the one before it (where the chain ends on a
+ * stages, and its time grows with each host it passes, by a delay that
+ * settles along the chain (fold.h; docs/fold.md). A chain does not
+ * close, so no shorter chain takes the whole one's time: it is played
+ * on m hosts, the root's, the one before it (where the chain ends on a
  * channel whose ring enters the root's host at the root) and m - 2
- * after it, then again on two and on four hosts fewer, and the run's
- * time is the first run's plus half what its last two hosts added for
- * every host not played; where that differs from what the two before
- * them added, the delay still changes along the chain and every host
- * plays (nsim_run_size). The played chain is the whole one's, cut: the
- * connection out of the last played host enters the host before the
- * root's, on its NIC's twin, and the ranks keep the whole chain's ops.
- * The check: hosts alike, every channel's ring visiting the hosts in
- * order, each once, and every host but the root's and its two
- * neighbours running what the host two (or, where the hosts alternate,
- * three) after the root's does; every NET
- * route of one bandwidth (the pipeline's pace is its slowest hop's). What
- * the chain's routes add, where their latencies differ from the played
+ * after it, then again on m / 2, and the run's time is the first run's
+ * plus, for every host not played, what the first run's last m / 2
+ * hosts added per host (nsim_run_size). The played chain is the whole
+ * one's, cut: the connection out of the last played host enters the
+ * host before the root's, on its NIC's twin, and the ranks keep the
+ * whole chain's ops. The check: hosts alike, every channel's ring
+ * visiting the hosts in order, each once, and every host but the root's
+ * and its two neighbours running what the host two (or, where the hosts
+ * alternate, three) after the root's does; every NET route of one
+ * bandwidth (the pipeline's pace is its slowest hop's). What the
+ * chain's routes add, where their latencies differ from the played
  * ones' (a hop across the spine), goes to chain_lat_ps. */
 
 /* Whether channel c's ring visits the hosts in order (h, h + 1, ...),
@@ -1357,14 +1355,15 @@ static int fold_chain(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     uint32_t nh = fi->hosts, n = p->nranks;
     uint32_t m = p->req.fold_chain_hosts ? p->req.fold_chain_hosts
                                          : NSIM_FOLD_CHAIN_HOSTS;
-    if (nh <= 3 * NSIM_FOLD_CHAIN_HOSTS - 6)
-        return refuse(fi, "%u hosts: a chain is played on %u, %u and %u, "
-                          "more than every host",
-                      nh, NSIM_FOLD_CHAIN_HOSTS, NSIM_FOLD_CHAIN_HOSTS - 2,
-                      NSIM_FOLD_CHAIN_HOSTS - 4);
-    if (m < 4 || m >= nh)
-        return refuse(fi, "a chain plays 4 hosts or more, and fewer than "
-                          "the %u", nh);
+    if (nh < 3 * NSIM_FOLD_CHAIN_HOSTS)
+        return refuse(fi, "%u hosts: a chain is played on %u and on %u, "
+                          "and folds from %u",
+                      nh, NSIM_FOLD_CHAIN_HOSTS, NSIM_FOLD_CHAIN_HOSTS / 2,
+                      3 * NSIM_FOLD_CHAIN_HOSTS);
+    if (m < 8 || m % 4 != 0 || m >= nh)
+        return refuse(fi, "a chain plays a multiple of 4 hosts, at least 8 "
+                          "and fewer than the %u",
+                      nh);
     int rc = hostmap_build(t, n, hm, fi);
     if (rc != 1)
         return rc;
@@ -1413,8 +1412,8 @@ static int fold_chain(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     }
     fi->why_not[0] = '\0';
     /* what the whole chain's routes add, per channel, to the played
-     * ones and to the hosts added at the delay the two runs give: the
-     * delay includes half of what two more played hops add */
+     * ones and to the hosts added at the delay the two runs give: that
+     * delay holds what the hops between them add, per host */
     f.base = (r0 + nh - 1) % nh;
     double bw = 0;
     int64_t worst = 0;
@@ -1422,10 +1421,11 @@ static int fold_chain(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         nsim_time whole, a, b;
         if (!chain_lat(&f, p, c, 0, &bw, &whole, fi) ||
             !chain_lat(&f, p, c, m, &bw, &a, fi) ||
-            !chain_lat(&f, p, c, m - 2, &bw, &b, fi))
+            !chain_lat(&f, p, c, m / 2, &bw, &b, fi))
             return 0;
         int64_t add = (int64_t)whole - (int64_t)a -
-                      (int64_t)(nh - m) * ((int64_t)a - (int64_t)b) / 2;
+                      (int64_t)(nh - m) * ((int64_t)a - (int64_t)b) /
+                          (int64_t)(m - m / 2);
         worst = c == 0 || add > worst ? add : worst;
     }
     f.m = m;

@@ -36,10 +36,9 @@
  *
  * Broadcast and Reduce: a chain along the ring from the root (to it),
  * a pipeline of alike hosts whose time grows by one delay per host: it
- * is played three times, on NSIM_FOLD_CHAIN_HOSTS hosts from the one
- * before the root's, on two fewer and on four fewer, and each host not
- * played adds half what the last two hosts added (nsim_run_size;
- * fold.c).
+ * is played twice, on NSIM_FOLD_CHAIN_HOSTS hosts from the one before
+ * the root's and on half as many, and each host not played adds the
+ * delay per host between the two (nsim_run_size; fold.c).
  *
  * Tree and NVLSTree AllReduce: a host's work depends on its roles in
  * NCCL's two trees; the hosts played are one per role (about
@@ -95,21 +94,16 @@ int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
 #define NSIM_FOLD_LAT_TOL 0.01
 
 /* A Broadcast or Reduce chain (fold.c) is played on this many hosts and
- * again on two fewer; the hosts the two runs do not play are added at
- * the delay per host that the difference gives (over two hosts: NCCL's
- * rings enter and leave alternate hosts on alternate NICs, and the
- * delay one more host adds alternates by about 1 %; with 8 and 6 played
- * the delay comes within 0.3 % of the whole chain's, docs/fold.md). A
- * cluster of at most 3 x this - 6 hosts (as many as the three runs
- * play) plays every host. */
-#define NSIM_FOLD_CHAIN_HOSTS 8
-
-/* ... and on four fewer: where the delay per host the last two runs give
- * differs from the one the first two give by more than this fraction,
- * it still changes along the chain (where two channels share a NIC port
- * they fall in and out of step host after host: forced LL at 64 MiB,
- * 100 MiB with NCCL's choices, docs/fold.md), and every host plays. */
-#define NSIM_FOLD_CHAIN_DRIFT 0.0025
+ * again on half as many; the hosts neither run plays are each added at
+ * the delay per host between the two (what the last half of the first
+ * run's hosts added, on average). The delay one host adds is not the
+ * same all along a chain: where two channels share a NIC port their
+ * slices fall in and out of step from host to host, and it settles only
+ * after some tens of hosts (DGX A100, 1 GiB: 309.5 us a host over hosts
+ * 8-16, 302-305 from 24 on), so the runs are long and the delay is taken
+ * from their deeper half (docs/fold.md). A cluster of fewer than three
+ * times this many hosts plays every host. */
+#define NSIM_FOLD_CHAIN_HOSTS 64
 
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */
@@ -144,15 +138,16 @@ typedef struct nsim_fold_info {
                             * (nsim_plan_req fold_links) */
     uint32_t fabric_conns; /* NET connections whose paths cross them */
     uint32_t chain_hosts;  /* a Broadcast or Reduce chain: the hosts
-                            * played (the second run plays two fewer);
+                            * played (the second run plays half as many);
                             * 0: not a chain */
     int64_t chain_lat_ps;  /* what the whole chain's routes add to the
                             * played hosts' and to the hosts added at
                             * their delay, on its slowest channel (may
                             * be negative) */
     nsim_time chain_host_ps; /* the delay each host adds to the chain:
-                              * half what two more played hosts add
-                              * (nsim_run_size sets it) */
+                              * what the second half of the played
+                              * hosts added, per host (nsim_run_size
+                              * sets it) */
     char why_not[160];  /* not folded: why; empty when folded */
 } nsim_fold_info;
 

@@ -205,7 +205,7 @@ typedef struct nsim_plan_req {
     uint32_t nfold_links;
     /* A Broadcast or Reduce chain to be folded (fold.h): the hosts to
      * play (0: NSIM_FOLD_CHAIN_HOSTS); a run plays it twice, the second
-     * time on two hosts fewer (nsim_run_size) */
+     * time on half as many (nsim_run_size) */
     uint32_t fold_chain_hosts;
     /* 0: no limit; else the bytes the plan's op lists, lanes and
      * connections may hold: a build that would pass it stops, before it
