@@ -100,7 +100,7 @@ int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
  * same all along a chain: where two channels share a NIC port their
  * slices fall in and out of step from host to host, and it settles only
  * after some tens of hosts (DGX A100, 1 GiB: 309.5 us a host over hosts
- * 8-16, 302-305 from 24 on), so the runs are long and the delay is taken
+ * 8-16, 301.7-304.8 from 24 on), so the runs are long and the delay is taken
  * from their deeper half (docs/fold.md). A cluster of fewer than three
  * times this many hosts plays every host. */
 #define NSIM_FOLD_CHAIN_HOSTS 64
