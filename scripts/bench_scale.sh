@@ -96,8 +96,8 @@ if [ $quick = 0 ]; then
     # nccl-tests' SendRecv (rank r to r + 1), folded onto the pair of
     # hosts with the slowest route (docs/fold.md, "SendRecv")
     run "sendrecv 1 GiB" 2048 sendrecv_perf 1G -
-    # Broadcast: a chain from the root, played on 8 hosts and again on
-    # 6, each other host adding the delay of one (docs/fold.md,
+    # Broadcast: a chain from the root, played on 64 hosts and again on
+    # 32, each other host adding the delay of one (docs/fold.md,
     # "Broadcast and Reduce")
     run "broadcast 1 GiB" 16384 broadcast_perf 1G -
     # one NIC uplink at 100 Gb/s: the run folds around the struck host
