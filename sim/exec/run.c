@@ -484,6 +484,17 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                         nsim_run_may_fold(s, eo.fidelity, req));
     int may_fold =
         req->compact_ops && nsim_run_may_fold(s, eo.fidelity, req);
+    if (may_fold && eo.fidelity == NSIM_FIDELITY_PACKET &&
+        req->algo == NSIM_ALGO_RING &&
+        (req->coll == NSIM_COLL_BROADCAST || req->coll == NSIM_COLL_REDUCE)) {
+        /* a chain's delay per host settles past its played hosts there */
+        may_fold = 0;
+        fold.hosts = fold.played = nsim_topo_nhosts(s->topo);
+        snprintf(fold.why_not, sizeof fold.why_not,
+                 "a Broadcast or Reduce chain folds in flow fidelity only: "
+                 "in packet fidelity the delay a host adds settles past "
+                 "100 hosts (docs/fold.md)");
+    }
     const char *reason = NULL;
     int blocking = fault_blocks(s, eo.fidelity, req, &reason);
     if (req->compact_ops && blocking >= 0)
