@@ -1413,39 +1413,50 @@ static int fold_chain(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     fi->why_not[0] = '\0';
     /* what the whole chain's routes add, per channel, to the played
      * ones and to the hosts added at the delay the two runs give: that
-     * delay holds what the hops between them add, per host */
+     * delay holds what the hops between them add, per host. The first
+     * run's fold checks the second's routes and closure too, so that
+     * the second (req.fold_chain_hosts, m / 2), checking only its own,
+     * folds wherever the first did */
+    int lead = p->req.fold_chain_hosts == 0;
     f.base = (r0 + nh - 1) % nh;
     double bw = 0;
     int64_t worst = 0;
     for (uint32_t c = 0; c < p->nchannels; c++) {
-        nsim_time whole, a, b;
+        nsim_time whole, a, b = 0;
         if (!chain_lat(&f, p, c, 0, &bw, &whole, fi) ||
             !chain_lat(&f, p, c, m, &bw, &a, fi) ||
-            !chain_lat(&f, p, c, m / 2, &bw, &b, fi))
+            (lead && !chain_lat(&f, p, c, m / 2, &bw, &b, fi)))
             return 0;
         int64_t add = (int64_t)whole - (int64_t)a -
                       (int64_t)(nh - m) * ((int64_t)a - (int64_t)b) /
                           (int64_t)(m - m / 2);
-        worst = c == 0 || add > worst ? add : worst;
+        worst = !lead ? 0 : c == 0 || add > worst ? add : worst;
+    }
+    /* the played chain closes (the first run's: on m hosts and on the
+     * second's m / 2): the connection out of the last played host enters
+     * the host before the root's where the whole ring does */
+    for (uint32_t k = lead ? m / 2 : m; k <= m; k += m - m / 2) {
+        f.m = k;
+        for (uint32_t c = 0; c < p->nchannels; c++)
+            for (uint32_t q = 0; q < g; q++) {
+                uint32_t r = ((f.base + k - 1) % nh) * g + q;
+                uint32_t to =
+                    p->conns[p->lanes[(size_t)c * n + r].send_conn].to;
+                if (to / g == r / g)
+                    continue;
+                uint32_t in = twin_rank(&f, to);
+                uint32_t from =
+                    p->conns[p->lanes[(size_t)c * n + in].recv_conn].from;
+                if (from / g != (f.base + nh - 1) % nh)
+                    return refuse(fi, "channel %u: the chain played on %u "
+                                      "hosts does not close (rank %u's twin "
+                                      "%u is not where its host's ring "
+                                      "enters)",
+                                  c, k, to, in);
+            }
     }
     f.m = m;
     f.gm = m * g;
-    /* the played chain closes: the connection out of the last played
-     * host enters the host before the root's where the whole ring does */
-    for (uint32_t c = 0; c < p->nchannels; c++)
-        for (uint32_t q = 0; q < g; q++) {
-            uint32_t r = ((f.base + m - 1) % nh) * g + q;
-            uint32_t to = p->conns[p->lanes[(size_t)c * n + r].send_conn].to;
-            if (to / g == r / g)
-                continue;
-            uint32_t in = twin_rank(&f, to);
-            uint32_t from = p->conns[p->lanes[(size_t)c * n + in].recv_conn].from;
-            if (from / g != (f.base + nh - 1) % nh)
-                return refuse(fi, "channel %u: the chain played on %u hosts "
-                                  "does not close (rank %u's twin %u is not "
-                                  "where its host's ring enters)",
-                              c, m, to, in);
-        }
     fi->net_conns = 0;
     for (uint32_t i = 0; i < p->nconns; i++)
         fi->net_conns += p->conns[i].transport == NSIM_TRANSPORT_NET;
