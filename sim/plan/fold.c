@@ -1422,15 +1422,18 @@ static int fold_chain(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     double bw = 0;
     int64_t worst = 0;
     for (uint32_t c = 0; c < p->nchannels; c++) {
-        nsim_time whole, a, b = 0;
+        nsim_time whole, a, b;
         if (!chain_lat(&f, p, c, 0, &bw, &whole, fi) ||
-            !chain_lat(&f, p, c, m, &bw, &a, fi) ||
-            (lead && !chain_lat(&f, p, c, m / 2, &bw, &b, fi)))
+            !chain_lat(&f, p, c, m, &bw, &a, fi))
+            return 0;
+        if (!lead) /* the second run: its routes' sum is the first's */
+            continue;
+        if (!chain_lat(&f, p, c, m / 2, &bw, &b, fi))
             return 0;
         int64_t add = (int64_t)whole - (int64_t)a -
                       (int64_t)(nh - m) * ((int64_t)a - (int64_t)b) /
                           (int64_t)(m - m / 2);
-        worst = !lead ? 0 : c == 0 || add > worst ? add : worst;
+        worst = c == 0 || add > worst ? add : worst;
     }
     /* the played chain closes (the first run's: on m hosts and on the
      * second's m / 2): the connection out of the last played host enters
@@ -1477,8 +1480,7 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         return refuse(fi, "the plan keeps its placement (--stats, traces "
                           "and explain play every host)");
     int chain = p->req.algo == NSIM_ALGO_RING &&
-                (p->req.coll == NSIM_COLL_BROADCAST ||
-                 p->req.coll == NSIM_COLL_REDUCE);
+                nsim_coll_has_root(p->req.coll);
     if (!chain &&
         (nsim_coll_is_p2p(p->req.coll) || p->req.algo != NSIM_ALGO_RING ||
          (p->req.coll != NSIM_COLL_ALLREDUCE &&

@@ -694,12 +694,6 @@ static int agrs_lane(const nsim_plan *p, uint32_t c, uint32_t pos, op_buf *b)
 /* Broadcast / Reduce: a chain along the ring from the root (Broadcast:
  * send, recvCopySend, recv) or to it (Reduce: send, recvReduceSend,
  * recvReduceCopy), one chunk of one step at a time (nccl 3.3). */
-static int is_chain(const nsim_plan *p)
-{
-    return p->req.coll == NSIM_COLL_BROADCAST ||
-           p->req.coll == NSIM_COLL_REDUCE;
-}
-
 /* Where the root sits on channel c's ring. */
 static uint32_t chain_root_pos(const nsim_plan *p, uint32_t c)
 {
@@ -1141,7 +1135,7 @@ static int build_ops(nsim_plan *p, nsim_err *err)
         const nsim_plan_lane *first = NULL;
         /* a compact chain: the lanes of each kind share the first's ops */
         const nsim_plan_lane *kind[3] = {NULL, NULL, NULL};
-        uint32_t rootpos = is_chain(p) ? chain_root_pos(p, c) : 0;
+        uint32_t rootpos = nsim_coll_has_root(p->req.coll) ? chain_root_pos(p, c) : 0;
         int uniform = ring_ops_uniform(p, c), patched = 0;
         uint32_t like = uniform ? UINT32_MAX : ring_ops_like(p, c);
         if (!uniform && like == UINT32_MAX &&
@@ -1166,7 +1160,7 @@ static int build_ops(nsim_plan *p, nsim_err *err)
                 l->patch_shared = 1;
                 continue;
             }
-            int k = is_chain(p) && p->req.compact_ops
+            int k = nsim_coll_has_root(p->req.coll) && p->req.compact_ops
                         ? chain_kind(p, chain_place(p, pos, rootpos))
                         : -1;
             if (k >= 0 && kind[k] != NULL) {
