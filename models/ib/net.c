@@ -106,15 +106,22 @@ static void on_comm_action(nsim_sim *sim, nsim_event *ev);
 
 /* Queues an action on a rank's proxy: it runs after the proxy's earlier
  * actions, proxy_action_ps each. One waiting pass of a kind serves all
- * that is pending of that kind (the proxy loop's behaviour). */
-static void proxy_do(net_shared *sh, uint32_t rank, nsim_event_fn *fn,
-                     void *target, act a)
+ * that is pending of that kind (the proxy loop's behaviour). A folded
+ * tree's phantom end (m->shadow) runs it after the actions of the proxy
+ * standing in for it instead: that proxy runs what the phantom's runs in
+ * the whole run (its other channels and trees, and this transfer's
+ * counterpart), where the phantom's own runs only this transfer. */
+static void proxy_do(net_comm *m, int side, nsim_event_fn *fn, void *target,
+                     act a)
 {
+    net_shared *sh = m->sh;
     const nsim_xport_env *e = sh->env;
-    proxy *px = &sh->proxies[rank];
+    proxy *px = &sh->proxies[side ? m->to : m->from];
+    uint32_t shadow = m->shadow[side];
+    nsim_time busy = shadow == UINT32_MAX ? px->free_at
+                                          : sh->proxies[shadow].free_at;
     nsim_time now = nsim_sim_now(e->sim);
-    px->free_at = (px->free_at > now ? px->free_at : now) +
-                  e->params->proxy_action_ps;
+    px->free_at = (busy > now ? busy : now) + e->params->proxy_action_ps;
     if (nsim_sim_schedule_at(e->sim, px->free_at, fn, target, 0, a, NULL))
         nsim_sim_fail(e->sim, NSIM_ENOMEM, "net: out of memory");
 }
@@ -125,7 +132,7 @@ static void conn_do(net_conn *c, act a)
         return;
     if (a == ACT_ISEND)
         c->queued[0] = 1;
-    proxy_do(c->sh, a == ACT_ISEND ? c->from : c->to, on_conn_action, c, a);
+    proxy_do(c->m, a != ACT_ISEND, on_conn_action, c, a);
 }
 
 static void comm_do(net_comm *m, act a)
@@ -135,7 +142,7 @@ static void comm_do(net_comm *m, act a)
         return;
     m->queued[side] = 1;
     m->queued_at[side] = nsim_sim_now(m->sh->env->sim);
-    proxy_do(m->sh, side ? m->to : m->from, on_comm_action, m, a);
+    proxy_do(m, side, on_comm_action, m, a);
 }
 
 void nsim__net_fail(net_conn *c, const char *what)
@@ -665,6 +672,15 @@ int nsim__net_new_comm(net_shared *sh, const nsim_plan_conn *pc,
     *m = (net_comm){.sh = sh, .from = pc->from, .to = pc->to,
                     .send_nic = send_nic, .recv_nic = recv_nic,
                     .nqps = nqps};
+    /* a folded tree's phantom end: its lane is its stand-in's */
+    const nsim_plan *plan = sh->env->plan;
+    uint32_t lane[2] = {pc->send_lane, pc->recv_lane};
+    uint32_t rank[2] = {pc->from, pc->to};
+    for (int side = 0; side < 2; side++) {
+        uint32_t r = lane[side] < plan->nlanes ? plan->lanes[lane[side]].rank
+                                               : rank[side];
+        m->shadow[side] = r != rank[side] ? r : UINT32_MAX;
+    }
     char *arrays = (char *)(m + 1);
     m->qs = (nsim_qp **)arrays;
     m->qr = m->qs + nqps;

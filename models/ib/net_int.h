@@ -56,6 +56,10 @@ typedef enum act { ACT_ISEND, ACT_REPOST, ACT_POLL_SEND, ACT_POLL_RECV } act;
 struct net_comm {
     net_shared *sh;
     uint32_t from, to, send_nic, recv_nic;
+    /* a folded tree's phantom end (0 sender, 1 receiver): the rank
+     * standing in for it, whose proxy's backlog its actions wait out
+     * (proxy_do); UINT32_MAX: played */
+    uint32_t shadow[2];
     /* per QP pair, nqps of each, in the comm's own block (nsim__net_new_comm) */
     nsim_qp **qs, **qr;
     nsim_cq *cq_s, *cq_r;
