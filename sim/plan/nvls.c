@@ -366,7 +366,7 @@ static int nvlstree_tree_ops(nsim_plan *p, uint32_t c, const nvt *v)
 }
 
 /* The played hosts: all, or those of a fold that plays fewer. */
-static int nvt_hosts(nsim_plan *p, nvt *v)
+static int nvt_hosts(nsim_topo *t, nsim_plan *p, nvt *v)
 {
     uint32_t H = v->nhosts;
     uint8_t *mark = NULL;
@@ -374,7 +374,7 @@ static int nvt_hosts(nsim_plan *p, nvt *v)
     v->pidx = malloc(H * sizeof *v->pidx);
     if (v->played == NULL || v->pidx == NULL)
         return NSIM_ENOMEM;
-    if (nsim__plan_tree_played(p, H, &mark, &v->rep, &v->nplayed) !=
+    if (nsim__plan_tree_played(t, p, v->hl, &mark, &v->rep, &v->nplayed) !=
         NSIM_OK)
         return NSIM_ENOMEM;
     for (uint32_t x = 0, j = 0; x < H; x++) {
@@ -408,7 +408,7 @@ int nsim__plan_build_nvlstree(nsim_topo *t, nsim_plan *p, nsim_err *err)
     v.child = malloc(2 * (size_t)hl.nhosts * sizeof *v.child);
     p->ring = malloc((size_t)nc * n * sizeof *p->ring);
     if (v.parent == NULL || v.child == NULL ||
-        p->ring == NULL || nvt_hosts(p, &v) != NSIM_OK) {
+        p->ring == NULL || nvt_hosts(t, p, &v) != NSIM_OK) {
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
         goto out;
     }

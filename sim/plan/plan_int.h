@@ -87,16 +87,20 @@ int nsim__plan_lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
  * the hosts played, *nplayed of them; rep[t * n + x] the played host
  * whose role in tree t (depth, height, children) is x's (x itself when
  * played). Starts at both roots, then the nmust hosts must[] (where a
- * run's faults strike: each then stands for the hosts of its roles); a
- * neighbour of a played host whose role no played host has yet is
- * played too. NSIM_ENOMEM. */
+ * run's faults strike: each then stands for the hosts of its roles),
+ * then (up_lat, 2 x n, may be NULL: the route latency from host x to
+ * its parent in tree t) per tree each other role's host with the
+ * slowest route to its parent; a neighbour of a played host whose role
+ * no played host has yet is played too. NSIM_ENOMEM. */
 int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
-                         uint8_t *played, uint32_t *rep, uint32_t *nplayed);
-/* For a plan with req.fold_tree: the hosts it plays (*played per host,
- * *rep as above, *nplayed of n) when that is fewer than n; otherwise
- * (or without fold_tree) both NULL and *nplayed = n. The caller frees
- * both. NSIM_ENOMEM. */
-int nsim__plan_tree_played(const nsim_plan *p, uint32_t n, uint8_t **played,
+                         const nsim_time *up_lat, uint8_t *played,
+                         uint32_t *rep, uint32_t *nplayed);
+/* For a plan with req.fold_tree: the hosts of hl it plays (*played per
+ * host, *rep as above, *nplayed of them) when that is fewer than all;
+ * otherwise (or without fold_tree) both NULL and *nplayed = hosts. The
+ * caller frees both. NSIM_ENOMEM. */
+int nsim__plan_tree_played(nsim_topo *t, const nsim_plan *p,
+                           const host_list *hl, uint8_t **played,
                            uint32_t **rep, uint32_t *nplayed);
 
 #endif

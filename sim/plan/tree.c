@@ -189,14 +189,56 @@ static void roles_free(tree_roles *tr)
     free(tr->role);
 }
 
+/* Each role of the queued hosts without a host yet gets the first of
+ * them that has it, in each tree. */
+static void claim_roles(uint32_t n, const tree_roles *tr,
+                        const uint32_t *queue, uint32_t tail,
+                        uint32_t *by_role)
+{
+    for (uint32_t k = 0; k < tail; k++)
+        for (int t = 0; t < 2; t++)
+            if (by_role[t * n + tr[t].role[queue[k]]] == NO_HOST)
+                by_role[t * n + tr[t].role[queue[k]]] = queue[k];
+}
+
+/* Per role k of tree t, pick[k]: the host whose route to its parent is
+ * the slowest (most latency; the lowest index among equals), or NO_HOST
+ * where the role has a host already (by_role) or its hosts' routes are
+ * alike (mixed[k] 0: breadth first chooses). */
+static void slowest_of_roles(uint32_t n, const tree_roles *tr, int t,
+                             const nsim_time *up_lat, const uint32_t *by_role,
+                             uint32_t *pick, uint8_t *mixed)
+{
+    const nsim_time *lat = up_lat + (size_t)t * n;
+    for (uint32_t i = 0; i < n; i++) {
+        pick[i] = NO_HOST;
+        mixed[i] = 0;
+    }
+    for (uint32_t x = 0; x < n; x++) {
+        uint32_t k = tr->role[x];
+        if (by_role[t * n + k] != NO_HOST)
+            continue;
+        if (pick[k] != NO_HOST && lat[x] != lat[pick[k]])
+            mixed[k] = 1;
+        if (pick[k] == NO_HOST || lat[x] > lat[pick[k]])
+            pick[k] = x;
+    }
+    for (uint32_t k = 0; k < n; k++)
+        if (!mixed[k])
+            pick[k] = NO_HOST;
+}
+
 int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
-                         uint8_t *played, uint32_t *rep, uint32_t *nplayed)
+                         const nsim_time *up_lat, uint8_t *played,
+                         uint32_t *rep, uint32_t *nplayed)
 {
     tree_roles tr[2] = {{0}};
     uint32_t *by_role = malloc(2 * (size_t)n * sizeof *by_role);
     uint32_t *queue = malloc(n * sizeof *queue), head = 0, tail = 0;
+    /* slowest_of_roles: n picks, then n bytes of flags */
+    uint32_t *pick = up_lat != NULL ? malloc(n * (sizeof *pick + 1)) : NULL;
     int rc = NSIM_ENOMEM;
-    if (by_role == NULL || queue == NULL ||
+    if (by_role == NULL || queue == NULL || (up_lat != NULL && pick == NULL) ||
         roles_build(n, 0, &tr[0]) != NSIM_OK ||
         roles_build(n, 1, &tr[1]) != NSIM_OK)
         goto out;
@@ -214,10 +256,27 @@ int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
             played[must[i]] = 1;
             queue[tail++] = must[i];
         }
-    for (uint32_t k = 0; k < tail; k++)
-        for (int t = 0; t < 2; t++)
-            if (by_role[t * n + tr[t].role[queue[k]]] == NO_HOST)
-                by_role[t * n + tr[t].role[queue[k]]] = queue[k];
+    claim_roles(n, tr, queue, tail, by_role);
+    /* then, per tree, each other role's host with the slowest route to
+     * its parent: hosts of one role may differ in their routes (one
+     * crosses the spine where another stays on its leaf), and the whole
+     * run waits for the slowest; a role's phantoms are stood in for by
+     * it (their own routes to the played hosts stay their own) */
+    for (int t = 0; up_lat != NULL && t < 2; t++) {
+        slowest_of_roles(n, &tr[t], t, up_lat, by_role, pick,
+                         (uint8_t *)(pick + n));
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t x = pick[k];
+            if (x == NO_HOST)
+                continue;
+            by_role[t * n + k] = x;
+            if (!played[x]) {
+                played[x] = 1;
+                queue[tail++] = x;
+            }
+        }
+    }
+    claim_roles(n, tr, queue, tail, by_role);
     while (head < tail) {
         uint32_t x = queue[head++];
         for (int t = 0; t < 2; t++) {
@@ -247,12 +306,42 @@ out:
     roles_free(&tr[1]);
     free(by_role);
     free(queue);
+    free(pick);
     return rc;
 }
 
-int nsim__plan_tree_played(const nsim_plan *p, uint32_t n, uint8_t **played,
+/* Per tree t and host x, up_lat[t * n + x]: the latency of the route
+ * from x's first rank's NIC to its parent's (0 at the root, and within
+ * a host). A pair the planner cannot connect counts 0 here: building
+ * the plan's own connections says why. */
+static void up_latencies(nsim_topo *t, const nsim_plan *p,
+                         const host_list *hl, nsim_time *up_lat)
+{
+    uint32_t n = hl->nhosts;
+    for (int tree = 0; tree < 2; tree++)
+        for (uint32_t x = 0; x < n; x++) {
+            int u, d0, d1, ct;
+            nsim_plan_conn c;
+            nsim_err err;
+            const nsim_route *r;
+            nsim__plan_dtree((int)n, (int)x, tree, &u, &d0, &d1, &ct);
+            up_lat[tree * n + x] = 0;
+            if (u >= 0 &&
+                nsim__plan_make_conn(t, &p->req, 0, hl->ranks[hl->start[x]],
+                                     hl->ranks[hl->start[u]], &c,
+                                     &err) == NSIM_OK &&
+                c.transport == NSIM_TRANSPORT_NET &&
+                nsim_topo_route(t, c.send_nic, c.recv_nic, &r, &err) ==
+                    NSIM_OK)
+                up_lat[tree * n + x] = r->lat_ps;
+        }
+}
+
+int nsim__plan_tree_played(nsim_topo *t, const nsim_plan *p,
+                           const host_list *hl, uint8_t **played,
                            uint32_t **rep, uint32_t *nplayed)
 {
+    uint32_t n = hl->nhosts;
     *played = NULL;
     *rep = NULL;
     *nplayed = n;
@@ -260,15 +349,20 @@ int nsim__plan_tree_played(const nsim_plan *p, uint32_t n, uint8_t **played,
         return NSIM_OK;
     *played = malloc(n);
     *rep = malloc(2 * (size_t)n * sizeof **rep);
-    if (*played == NULL || *rep == NULL ||
-        nsim__plan_tree_fold(n, p->req.fold_play, p->req.nfold_play,
+    nsim_time *up_lat = malloc(2 * (size_t)n * sizeof *up_lat);
+    if (up_lat != NULL)
+        up_latencies(t, p, hl, up_lat);
+    if (*played == NULL || *rep == NULL || up_lat == NULL ||
+        nsim__plan_tree_fold(n, p->req.fold_play, p->req.nfold_play, up_lat,
                              *played, *rep, nplayed) != NSIM_OK) {
         free(*played);
         free(*rep);
+        free(up_lat);
         *played = NULL;
         *rep = NULL;
         return NSIM_ENOMEM;
     }
+    free(up_lat);
     if (*nplayed >= n) { /* every role needs its own host */
         free(*played);
         free(*rep);
@@ -472,7 +566,8 @@ static int channel_lanes(nsim_plan *p, uint32_t c, const tplay *v,
 }
 
 /* The played ranks (all, or a fold's) and their lanes; NSIM_ENOMEM. */
-static int tplay_init(nsim_plan *p, const host_list *hl, tplay *v)
+static int tplay_init(nsim_topo *t, nsim_plan *p, const host_list *hl,
+                      tplay *v)
 {
     uint32_t n = p->nranks, H = hl->nhosts;
     uint8_t *mark = NULL;
@@ -481,7 +576,7 @@ static int tplay_init(nsim_plan *p, const host_list *hl, tplay *v)
     v->pos = malloc(n * sizeof *v->pos);
     if (v->lidx == NULL || v->host == NULL || v->pos == NULL)
         return NSIM_ENOMEM;
-    if (nsim__plan_tree_played(p, H, &mark, &v->rep, &v->nhosts_played) !=
+    if (nsim__plan_tree_played(t, p, hl, &mark, &v->rep, &v->nhosts_played) !=
         NSIM_OK)
         return NSIM_ENOMEM;
     v->nplayed = 0;
@@ -521,7 +616,7 @@ int nsim__plan_build_trees(nsim_topo *t, nsim_plan *p, uint32_t nch_full,
     if (rc == NSIM_OK && (nd = malloc(p->nranks * sizeof *nd)) == NULL)
         rc = NSIM_ENOMEM;
     if (rc == NSIM_OK)
-        rc = tplay_init(p, &hl, &v);
+        rc = tplay_init(t, p, &hl, &v);
     if (rc != NSIM_OK) {
         rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");
         goto out;

@@ -220,10 +220,16 @@ NSIM_NODISCARD int nsim_topo_route(nsim_topo *t, uint32_t src, uint32_t dst,
 /* The equal-cost path of route r an InfiniBand QP pair between the
  * single-port NICs a and b takes: one LID route per pair of ports, the
  * same for every QP (models/ib/hca.c; RoCE and multi-port NICs choose by
- * QP number instead). Its r->hops links start at the returned pointer. */
+ * QP number instead). Its r->hops links start at the returned pointer.
+ * The pair's ids are mixed (a multiplicative hash, the high bits): a
+ * pick linear in the ids (it was a x 31 + b) aliases with the stride of
+ * a cluster's device ids, so that every pair of hosts at one distance
+ * (a tree's level, a ring's neighbours) took the same spine from every
+ * leaf: Tree AllReduce on 256 DGX H100 hosts lost 15 % to it. */
 static inline uint32_t nsim_topo_ib_pick(uint32_t a, uint32_t b)
 {
-    return a * 31 + b;
+    uint64_t v = ((uint64_t)a << 32 | b) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(v >> 32);
 }
 static inline const uint32_t *nsim_topo_route_path(const nsim_route *r,
                                                    uint32_t pick)

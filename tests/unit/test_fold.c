@@ -577,6 +577,32 @@ static uint32_t first_link_out(const nsim_topo *t, const char *name)
     return 0;
 }
 
+/* Marks in used[] the spines (devices "spine.N", N < 64) the data and
+ * ACK paths of the InfiniBand QP pair between NICs a and b pass
+ * (nsim_topo_ib_pick, one path per pair, as the HCA model takes). */
+static void pair_spines(nsim_topo *t, const char *a, const char *b,
+                        uint8_t used[64])
+{
+    uint32_t da, db;
+    nsim_err err;
+    CU_ASSERT_FATAL(nsim_topo_find(t, a, &da) == NSIM_OK &&
+                    nsim_topo_find(t, b, &db) == NSIM_OK);
+    for (int back = 0; back < 2; back++) {
+        const nsim_route *r;
+        NSIM_ASSERT_OK(nsim_topo_route(t, back ? db : da, back ? da : db,
+                                       &r, &err));
+        const uint32_t *path =
+            nsim_topo_route_path(r, nsim_topo_ib_pick(da, db));
+        for (uint32_t h = 0; h < r->hops; h++) {
+            unsigned k;
+            if (sscanf(nsim_topo_device(t, nsim_topo_link(t, path[h])->dst)
+                           ->name,
+                       "spine.%u", &k) == 1 && k < 64)
+                used[k] = 1;
+        }
+    }
+}
+
 /* A fault plan folds where it strikes every host alike: QP errors on
  * whole channels (every twin's connection of the channel fails at the
  * same moment, the played ones among them) give the whole ring's time,
@@ -689,20 +715,43 @@ static void test_fold_faults(void)
             folded.time_us, folded.fold.played, folded.fold.first_played,
             whole.time_us);
     /* a leaf's uplink to a spine: the ring's fold finds the connections
-     * whose paths cross it (InfiniBand: one path per NIC pair). No
-     * connection crosses spine.0: the fold is the fault-free one; both
-     * crossings of the ring (hosts 7 -> 8 and 15 -> 0) cross spine.3: 10
-     * hosts to play, over half of them, so every host plays */
-    const char *spine = ", \"algorithm\": \"Ring\", \"faults\": [{\"at\": "
-                        "\"20 us\", \"kind\": \"link_degraded\", \"a\": "
-                        "\"leaf.r0.0\", \"b\": \"spine.%d\", \"bw\": "
-                        "\"100 Gb/s\"}]";
+     * whose paths cross it (InfiniBand: one path per NIC pair). A spine
+     * no crossing of the ring on rail 0 (hosts 7 -> 8 and 15 -> 0, and
+     * their ACKs) passes: the fold is the fault-free one; the spines of
+     * both crossings degraded: 10 hosts to play, over half of them, so
+     * every host plays */
+    uint8_t low[64] = {0}, wrap[64] = {0};
+    pair_spines(t, "h7.nic0", "h8.nic0", low);
+    pair_spines(t, "h15.nic0", "h0.nic0", wrap);
+    int nspines = 0, s_free = -1, s_low = -1, s_wrap = -1;
+    char nm[16];
+    uint32_t dev;
+    while (snprintf(nm, sizeof nm, "spine.%d", nspines),
+           nspines < 64 && nsim_topo_find(t, nm, &dev) == NSIM_OK)
+        nspines++;
+    for (int k = nspines - 1; k >= 0; k--) {
+        if (!low[k] && !wrap[k])
+            s_free = k;
+        if (low[k])
+            s_low = k;
+        if (wrap[k])
+            s_wrap = k;
+    }
+    CU_ASSERT_FATAL(s_free >= 0 && s_low >= 0 && s_wrap >= 0);
+#define SPINE_FAULT                                                          \
+    "{\"at\": \"20 us\", \"kind\": \"link_degraded\", \"a\": "              \
+    "\"leaf.r0.0\", \"b\": \"spine.%d\", \"bw\": \"100 Gb/s\"}"
+    const char *spine = ", \"algorithm\": \"Ring\", \"faults\": ["
+                        SPINE_FAULT ", " SPINE_FAULT "]";
     nsim_run_row clean16;
     s = flow_scenario(t, "clean16", "all_reduce_perf",
                       ", \"algorithm\": \"Ring\"");
     clean16 = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
     nsim_scenario_destroy(s);
-    snprintf(extra, sizeof extra, spine, 0);
+    snprintf(extra, sizeof extra,
+             ", \"algorithm\": \"Ring\", \"faults\": [" SPINE_FAULT "]",
+             s_free);
+#undef SPINE_FAULT
     s = flow_scenario(t, "spine0", "all_reduce_perf", extra);
     row = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
     nsim_scenario_destroy(s);
@@ -710,7 +759,7 @@ static void test_fold_faults(void)
     CU_ASSERT_EQUAL(row.fold.fabric_links, 1);
     CU_ASSERT_EQUAL(row.fold.fabric_conns, 0);
     CU_ASSERT_EQUAL(row.time_us, clean16.time_us);
-    snprintf(extra, sizeof extra, spine, 3);
+    snprintf(extra, sizeof extra, spine, s_low, s_wrap);
     run_both(t, "spine3", "all_reduce_perf", extra, 16u << 20, &folded,
              &whole);
     CU_ASSERT_EQUAL(folded.fold.played, 16);
@@ -718,12 +767,12 @@ static void test_fold_faults(void)
                                   "the hosts the faults strike span 10 "
                                   "hosts, more than the 8 played"));
     CU_ASSERT_EQUAL(folded.time_us, whole.time_us);
-    fprintf(stderr, "  leaf.r0.0 -> spine.0 / spine.3 at 100 Gb/s, 16 hosts, "
-                    "16 MiB: folded as without it, %.2f us; every host "
-                    "played, %.2f us\n",
-            row.time_us, whole.time_us);
+    fprintf(stderr, "  leaf.r0.0 -> spine.%d / spine.%d and %d at 100 Gb/s, "
+                    "16 hosts, 16 MiB: folded as without it, %.2f us; every "
+                    "host played, %.2f us\n",
+            s_free, s_low, s_wrap, row.time_us, whole.time_us);
     /* a tree plays every host, and says why */
-    snprintf(extra, sizeof extra, spine, 3);
+    snprintf(extra, sizeof extra, spine, s_low, s_wrap);
     memcpy(strstr(extra, "Ring"), "Tree", 4);
     s = flow_scenario(t, "spine3_tree", "all_reduce_perf", extra);
     row = run_size(s, 1u << 20, NSIM_FOLD_AUTO);

@@ -470,6 +470,56 @@ static void test_group_ranks(void)
     }
 }
 
+/* InfiniBand's one path per NIC pair (nsim_topo_ib_pick) spreads the
+ * pairs of one stride over the spines: 256 DGX H100 on a rail fat tree
+ * (8 leaves a rail, 32 spines), each host's rail-1 NIC to the one of the
+ * host d later, for the strides of a tree's levels and a ring (d = 1, 2,
+ * ..., 128). Of the pairs that cross the spine, no leaf's uplink takes
+ * more than 5 of one stride (a pick linear in the device ids sent all 32
+ * of a leaf's pairs at d = 16, and at every other crossing stride, to
+ * one spine: Tree AllReduce there lost 15 %). */
+static void test_routes_ib_pick_spreads(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL;
+    nsim_fabric_cfg cfg = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 0, 0, 0};
+    NSIM_ASSERT_OK(nsim_cluster_build("dgx-h100", 256, &cfg, &t, &err));
+    uint32_t nic[256];
+    for (uint32_t h = 0; h < 256; h++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "h%u.nic1", h);
+        CU_ASSERT_FATAL(nsim_topo_find(t, nm, &nic[h]) == NSIM_OK);
+    }
+    uint32_t worst = 0, crossing = 0, spine0;
+    CU_ASSERT_FATAL(nsim_topo_find(t, "spine.0", &spine0) == NSIM_OK);
+    for (uint32_t d = 1; d < 256; d *= 2) {
+        /* per (source leaf, spine): the pairs of stride d on that uplink */
+        uint32_t up[8][64] = {{0}};
+        for (uint32_t h = 0; h < 256; h++) {
+            uint32_t a = nic[h], b = nic[(h + d) % 256];
+            const nsim_route *r;
+            NSIM_ASSERT_OK(nsim_topo_route(t, a, b, &r, &err));
+            if (r->npaths < 2)
+                continue; /* one leaf */
+            const uint32_t *pl =
+                nsim_topo_route_path(r, nsim_topo_ib_pick(a, b));
+            uint32_t spine = nsim_topo_link(t, pl[1])->dst;
+            CU_ASSERT_FATAL(nsim_topo_device(t, spine)->host < 0);
+            CU_ASSERT_FATAL(spine >= spine0 && spine - spine0 < 64);
+            uint32_t *n = &up[h / 32][spine - spine0];
+            crossing++;
+            if (++*n > worst)
+                worst = *n;
+        }
+    }
+    fprintf(stderr, "\n  %u crossing pairs, at most %u of a stride on a "
+                    "leaf's uplink\n",
+            crossing, worst);
+    CU_ASSERT(crossing >= 256);
+    CU_ASSERT(worst <= 5);
+    nsim_topo_destroy(t);
+}
+
 CU_TestInfo nsim_test_topo[] = {
     {"ranks grouped by NCCL node", test_group_ranks},
     {"presets load", test_presets_load},
@@ -479,6 +529,8 @@ CU_TestInfo nsim_test_topo[] = {
     {"NVLink between every pair of a host's GPUs", test_hosts_nvlink_whole},
     {"cluster NIC routes: every fewest-hop path", test_routes_cluster_net},
     {"between NICs no host is a transit", test_routes_hosts_are_not_transit},
+    {"InfiniBand paths: one stride spreads over the spines",
+     test_routes_ib_pick_spreads},
     {"bad files fail with their message", test_bad_files},
     {"units", test_units},
     CU_TEST_INFO_NULL,

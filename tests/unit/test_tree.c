@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nsim_test.h"
 #include "sim/exec/exec.h"
@@ -233,11 +234,55 @@ static void test_end_to_end(void)
     }
 }
 
+/* A folded tree plays, for each role whose hosts' routes to their
+ * parents differ, the one with the slowest route: on 64 hosts, hosts of
+ * one role as up_lat gives them (a route across the spine to a parent
+ * on another leaf of 8 hosts). With latencies all alike the breadth
+ * first choice stands: the same hosts as without any. */
+static void test_fold_slowest_route(void)
+{
+    enum { N = 64 };
+    nsim_err err = {0}; /* NSIM_ASSERT_OK prints it */
+    uint8_t played[N], played_bfs[N];
+    uint32_t rep[2 * N], rep_bfs[2 * N], np, np_bfs;
+    nsim_time lat[2 * N], alike[2 * N];
+    for (int t = 0; t < 2; t++)
+        for (int x = 0; x < N; x++) {
+            int u, d0, d1, ct;
+            nsim__plan_dtree(N, x, t, &u, &d0, &d1, &ct);
+            alike[t * N + x] = u < 0 ? 0 : 1000;
+            lat[t * N + x] = u < 0 ? 0 : x / 8 != u / 8 ? 2000 : 1000;
+        }
+    NSIM_ASSERT_OK(nsim__plan_tree_fold(N, NULL, 0, NULL, played_bfs,
+                                        rep_bfs, &np_bfs));
+    NSIM_ASSERT_OK(nsim__plan_tree_fold(N, NULL, 0, alike, played, rep,
+                                        &np));
+    CU_ASSERT_EQUAL(np, np_bfs);
+    CU_ASSERT(memcmp(played, played_bfs, N) == 0);
+    NSIM_ASSERT_OK(nsim__plan_tree_fold(N, NULL, 0, lat, played, rep, &np));
+    CU_ASSERT(np < N);
+    uint32_t crossing_roles = 0;
+    for (int t = 0; t < 2; t++)
+        for (int x = 0; x < N; x++) {
+            uint32_t s = rep[t * N + x];
+            CU_ASSERT_FATAL(s < N && played[s]);
+            /* the stand-in's route is at least as slow as x's, and a
+             * breadth first stand-in of a crossing host may not be */
+            CU_ASSERT(lat[t * N + s] >= lat[t * N + x]);
+            crossing_roles += lat[t * N + x] > lat[t * N + rep_bfs[t * N + x]];
+        }
+    fprintf(stderr, "\n  64 hosts: %u played (breadth first %u); %u hosts "
+                    "whose breadth first stand-in had a faster route\n",
+            np, np_bfs, crossing_roles);
+    CU_ASSERT(crossing_roles > 0);
+}
+
 CU_TestInfo nsim_test_tree[] = {
     {"ncclGetBtree / ncclGetDtree shapes, 1..17 hosts", test_dtree_shape},
     {"hand count: bytes per connection on 1-4 hosts", test_hand_count_hosts},
     {"inter-host edges of trees 0 and 1 on 4 hosts", test_inter_host_edges},
     {"tuner: NCCL's tree model and picks", test_tuner_tree},
     {"end to end: Simple, LL, LL128 on 1-3 hosts", test_end_to_end},
+    {"fold: each role played by its slowest route", test_fold_slowest_route},
     CU_TEST_INFO_NULL,
 };
