@@ -1003,35 +1003,34 @@ static void test_fold_tree_plans(void)
     }
 }
 
+/* AllReduce of 16 MiB on t (hosts hosts; extra: the scenario's keys),
+ * folded within tol of every host played; labelled label. */
+static void tree_fold_within(nsim_topo *t, const char *name,
+                             const char *extra, uint32_t hosts, double tol,
+                             const char *label)
+{
+    nsim_run_row folded, whole;
+    run_both(t, name, "all_reduce_perf", extra, 16u << 20, &folded, &whole);
+    CU_ASSERT_EQUAL(folded.fold.hosts, hosts);
+    CU_ASSERT(folded.fold.played < hosts && whole.fold.played == hosts);
+    CU_ASSERT(folded.events < whole.events);
+    fprintf(stderr, "\n  %s 16 MiB, %u hosts: folded %.2f us (%u hosts), "
+                    "whole %.2f us",
+            label, hosts, folded.time_us, folded.fold.played, whole.time_us);
+    CU_ASSERT(fabs(folded.time_us - whole.time_us) < tol * whole.time_us);
+}
+
 /* Sixteen hosts, 16 MiB: eight played hosts give the whole NVLSTree's
  * and the whole Tree's time within 2 %; fewer than 8 hosts, RoCE and
  * --fold off play all. */
 static void test_fold_tree_runs(void)
 {
     nsim_topo *t = cluster(16, 0);
-    nsim_scenario *s = flow_scenario(t, "nvlstree", "all_reduce_perf",
-                                     ", \"algorithm\": \"NVLSTree\"");
-    nsim_run_row folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
-    nsim_run_row whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
-    CU_ASSERT_EQUAL(folded.fold.hosts, 16);
-    CU_ASSERT(folded.fold.played < 16);
-    CU_ASSERT_EQUAL(whole.fold.played, 16);
-    CU_ASSERT(folded.events < whole.events);
-    fprintf(stderr, "\n  NVLSTree 16 MiB, 16 hosts: folded %.2f us (%u "
-                    "hosts), whole %.2f us\n",
-            folded.time_us, folded.fold.played, whole.time_us);
-    CU_ASSERT(fabs(folded.time_us - whole.time_us) < 0.02 * whole.time_us);
-    nsim_scenario_destroy(s);
-    s = flow_scenario(t, "tree", "all_reduce_perf",
-                      ", \"algorithm\": \"Tree\"");
-    folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
-    whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
-    CU_ASSERT(folded.fold.played < 16 && whole.fold.played == 16);
-    fprintf(stderr, "  Tree 16 MiB, 16 hosts: folded %.2f us (%u hosts), "
-                    "whole %.2f us\n",
-            folded.time_us, folded.fold.played, whole.time_us);
-    CU_ASSERT(fabs(folded.time_us - whole.time_us) < 0.02 * whole.time_us);
-    nsim_scenario_destroy(s);
+    tree_fold_within(t, "nvlstree", ", \"algorithm\": \"NVLSTree\"", 16,
+                     0.02, "NVLSTree");
+    tree_fold_within(t, "tree", ", \"algorithm\": \"Tree\"", 16, 0.02,
+                     "Tree");
+    fprintf(stderr, "\n");
     nsim_topo_destroy(t);
 
     nsim_err err;
@@ -1060,17 +1059,10 @@ static void test_fold_tree_runs(void)
 static void test_fold_tree_phantom_proxy(void)
 {
     nsim_topo *t = cluster(32, 0);
-    nsim_scenario *s = flow_scenario(
-        t, "treeproxy", "all_reduce_perf",
-        ", \"algorithm\": \"Tree\", \"protocol\": \"LL128\"");
-    nsim_run_row folded = run_size(s, 16u << 20, NSIM_FOLD_AUTO);
-    nsim_run_row whole = run_size(s, 16u << 20, NSIM_FOLD_OFF);
-    CU_ASSERT(folded.fold.played < 32 && whole.fold.played == 32);
-    fprintf(stderr, "\n  Tree LL128 16 MiB, 32 hosts: folded %.2f us (%u "
-                    "hosts), whole %.2f us\n",
-            folded.time_us, folded.fold.played, whole.time_us);
-    CU_ASSERT(fabs(folded.time_us - whole.time_us) < 0.01 * whole.time_us);
-    nsim_scenario_destroy(s);
+    tree_fold_within(t, "treeproxy",
+                     ", \"algorithm\": \"Tree\", \"protocol\": \"LL128\"",
+                     32, 0.01, "Tree LL128");
+    fprintf(stderr, "\n");
     nsim_topo_destroy(t);
 }
 
