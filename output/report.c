@@ -174,6 +174,9 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
            (r->fold.played >= r->fold.hosts || r->fold.lat_added_ps == 0 ||
             cJSON_AddNumberToObject(o, "fold_latency_added_us",
                                     (double)r->fold.lat_added_ps / 1e6)) &&
+           (r->fold.played >= r->fold.hosts || r->fold.phantom_conns == 0 ||
+            cJSON_AddNumberToObject(o, "fold_slow_roles",
+                                    r->fold.slow_roles)) &&
            (r->fold.played >= r->fold.hosts || r->fold.struck == 0 ||
             cJSON_AddNumberToObject(o, "hosts_struck_played",
                                     r->fold.struck)) &&

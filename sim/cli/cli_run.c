@@ -401,11 +401,19 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                     (unsigned long long)r->flow.checked);
         const nsim_fold_info *f = &r->fold;
         if (f->played < f->hosts) {
-            if (f->phantom_conns > 0)
+            if (f->phantom_conns > 0) {
                 fprintf(stderr, ", folded: %u of %u hosts played (one per "
-                                "role in the two trees; %u of %u NET "
-                                "connections to or from a phantom host)",
-                        f->played, f->hosts, f->phantom_conns, f->net_conns);
+                                "role in the two trees",
+                        f->played, f->hosts);
+                if (f->slow_roles > 0)
+                    fprintf(stderr, ", for %u role(s) whose hosts reach "
+                                    "their parents by different routes the "
+                                    "host of the slowest",
+                            f->slow_roles);
+                fprintf(stderr, "; %u of %u NET connections to or from a "
+                                "phantom host)",
+                        f->phantom_conns, f->net_conns);
+            }
             else if (f->partner != UINT32_MAX)
                 fprintf(stderr, ", folded: %u of %u hosts played (hosts %u "
                                 "and %u, each sending to the other)",

@@ -1588,6 +1588,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
                  : refuse(info, "every role in the trees needs its own host");
         info->played = p->played_hosts;
         info->phantom_conns = p->phantom_conns;
+        info->slow_roles = p->slow_roles;
         info->struck = p->req.nfold_play;
         for (uint32_t i = 0; i < p->nconns; i++)
             info->net_conns += p->conns[i].transport == NSIM_TRANSPORT_NET;
@@ -1606,6 +1607,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         info->lat_diff_ps = info->lat_added_ps = 0;
         info->bytes_time_ps = 0;
         info->phantom_conns = 0;
+        info->slow_roles = 0;
         info->struck = 0;
         info->fabric_links = info->fabric_conns = 0;
         info->chain_hosts = 0;

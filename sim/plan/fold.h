@@ -131,6 +131,8 @@ typedef struct nsim_fold_info {
                               * NSIM_FOLD_LAT_TOL of the predicted time) */
     uint32_t phantom_conns; /* trees: connections to or from a host
                              * that is not played (fold.c) */
+    uint32_t slow_roles; /* trees: roles played by the host of the
+                          * slowest route to its parent (plan.h) */
     uint32_t struck;    /* rings: hosts the run must play (its faults
                          * strike them: nsim_plan_req fold_play), played;
                          * each stands for its twins */

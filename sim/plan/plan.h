@@ -239,9 +239,11 @@ typedef struct nsim_plan {
      * nsim_plan_nvls_head); a channel's connections are, per rank, [up
      * to the switch, down from it]. */
     uint32_t nvls_heads;
-    /* fold_tree: hosts planned (nhosts when the tree did not fold) and
-     * connections whose far side is a phantom */
-    uint32_t played_hosts, phantom_conns;
+    /* fold_tree: hosts planned (nhosts when the tree did not fold),
+     * connections whose far side is a phantom, and roles (of both
+     * trees) played by the host of the slowest route to its parent, its
+     * hosts' routes differing */
+    uint32_t played_hosts, phantom_conns, slow_roles;
     /* NVLSTree: NET connections between heads follow the NVLS ones
      * (nchannels x nranks x 4: scatter, gather, reduced, store; lanes
      * alike: scatter, gather, tree up, tree down). */

@@ -90,17 +90,17 @@ int nsim__plan_lane_take(nsim_plan_lane *l, int recv, uint32_t conn,
  * run's faults strike: each then stands for the hosts of its roles),
  * then (up_lat, 2 x n, may be NULL: the route latency from host x to
  * its parent in tree t) per tree each other role's host with the
- * slowest route to its parent; a neighbour of a played host whose role
- * no played host has yet is played too. NSIM_ENOMEM. */
+ * slowest route to its parent (*nslow of them); a neighbour of a played
+ * host whose role no played host has yet is played too. NSIM_ENOMEM. */
 int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
                          const nsim_time *up_lat, uint8_t *played,
-                         uint32_t *rep, uint32_t *nplayed);
+                         uint32_t *rep, uint32_t *nplayed, uint32_t *nslow);
 /* For a plan with req.fold_tree: the hosts of hl it plays (*played per
  * host, *rep as above, *nplayed of them) when that is fewer than all;
  * otherwise (or without fold_tree) both NULL and *nplayed = hosts. The
  * caller frees both. NSIM_ENOMEM. */
-int nsim__plan_tree_played(nsim_topo *t, const nsim_plan *p,
-                           const host_list *hl, uint8_t **played,
-                           uint32_t **rep, uint32_t *nplayed);
+int nsim__plan_tree_played(nsim_topo *t, nsim_plan *p, const host_list *hl,
+                           uint8_t **played, uint32_t **rep,
+                           uint32_t *nplayed);
 
 #endif

@@ -230,7 +230,7 @@ static void slowest_of_roles(uint32_t n, const tree_roles *tr, int t,
 
 int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
                          const nsim_time *up_lat, uint8_t *played,
-                         uint32_t *rep, uint32_t *nplayed)
+                         uint32_t *rep, uint32_t *nplayed, uint32_t *nslow)
 {
     tree_roles tr[2] = {{0}};
     uint32_t *by_role = malloc(2 * (size_t)n * sizeof *by_role);
@@ -245,6 +245,7 @@ int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
     for (uint32_t i = 0; i < 2 * n; i++)
         by_role[i] = NO_HOST;
     memset(played, 0, n);
+    *nslow = 0;
     for (uint32_t x = 0; x < n; x++)
         for (int t = 0; t < 2; t++)
             if (tr[t].up[x] < 0 && !played[x]) {
@@ -270,6 +271,7 @@ int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
             if (x == NO_HOST)
                 continue;
             by_role[t * n + k] = x;
+            ++*nslow;
             if (!played[x]) {
                 played[x] = 1;
                 queue[tail++] = x;
@@ -337,9 +339,9 @@ static void up_latencies(nsim_topo *t, const nsim_plan *p,
         }
 }
 
-int nsim__plan_tree_played(nsim_topo *t, const nsim_plan *p,
-                           const host_list *hl, uint8_t **played,
-                           uint32_t **rep, uint32_t *nplayed)
+int nsim__plan_tree_played(nsim_topo *t, nsim_plan *p, const host_list *hl,
+                           uint8_t **played, uint32_t **rep,
+                           uint32_t *nplayed)
 {
     uint32_t n = hl->nhosts;
     *played = NULL;
@@ -354,7 +356,8 @@ int nsim__plan_tree_played(nsim_topo *t, const nsim_plan *p,
         up_latencies(t, p, hl, up_lat);
     if (*played == NULL || *rep == NULL || up_lat == NULL ||
         nsim__plan_tree_fold(n, p->req.fold_play, p->req.nfold_play, up_lat,
-                             *played, *rep, nplayed) != NSIM_OK) {
+                             *played, *rep, nplayed,
+                             &p->slow_roles) != NSIM_OK) {
         free(*played);
         free(*rep);
         free(up_lat);
@@ -364,6 +367,7 @@ int nsim__plan_tree_played(nsim_topo *t, const nsim_plan *p,
     }
     free(up_lat);
     if (*nplayed >= n) { /* every role needs its own host */
+        p->slow_roles = 0;
         free(*played);
         free(*rep);
         *played = NULL;

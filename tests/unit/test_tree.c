@@ -244,7 +244,7 @@ static void test_fold_slowest_route(void)
     enum { N = 64 };
     nsim_err err = {0}; /* NSIM_ASSERT_OK prints it */
     uint8_t played[N], played_bfs[N];
-    uint32_t rep[2 * N], rep_bfs[2 * N], np, np_bfs;
+    uint32_t rep[2 * N], rep_bfs[2 * N], np, np_bfs, nslow;
     nsim_time lat[2 * N], alike[2 * N];
     for (int t = 0; t < 2; t++)
         for (int x = 0; x < N; x++) {
@@ -254,13 +254,16 @@ static void test_fold_slowest_route(void)
             lat[t * N + x] = u < 0 ? 0 : x / 8 != u / 8 ? 2000 : 1000;
         }
     NSIM_ASSERT_OK(nsim__plan_tree_fold(N, NULL, 0, NULL, played_bfs,
-                                        rep_bfs, &np_bfs));
+                                        rep_bfs, &np_bfs, &nslow));
+    CU_ASSERT_EQUAL(nslow, 0);
     NSIM_ASSERT_OK(nsim__plan_tree_fold(N, NULL, 0, alike, played, rep,
-                                        &np));
+                                        &np, &nslow));
+    CU_ASSERT_EQUAL(nslow, 0);
     CU_ASSERT_EQUAL(np, np_bfs);
     CU_ASSERT(memcmp(played, played_bfs, N) == 0);
-    NSIM_ASSERT_OK(nsim__plan_tree_fold(N, NULL, 0, lat, played, rep, &np));
-    CU_ASSERT(np < N);
+    NSIM_ASSERT_OK(nsim__plan_tree_fold(N, NULL, 0, lat, played, rep, &np,
+                                        &nslow));
+    CU_ASSERT(np < N && nslow > 0);
     uint32_t crossing_roles = 0;
     for (int t = 0; t < 2; t++)
         for (int x = 0; x < N; x++) {
@@ -271,9 +274,10 @@ static void test_fold_slowest_route(void)
             CU_ASSERT(lat[t * N + s] >= lat[t * N + x]);
             crossing_roles += lat[t * N + x] > lat[t * N + rep_bfs[t * N + x]];
         }
-    fprintf(stderr, "\n  64 hosts: %u played (breadth first %u); %u hosts "
-                    "whose breadth first stand-in had a faster route\n",
-            np, np_bfs, crossing_roles);
+    fprintf(stderr, "\n  64 hosts: %u played (breadth first %u), %u roles "
+                    "by their slowest route; %u hosts whose breadth first "
+                    "stand-in had a faster route\n",
+            np, np_bfs, nslow, crossing_roles);
     CU_ASSERT(crossing_roles > 0);
 }
 
