@@ -135,13 +135,6 @@ static int folds_around(const nsim_plan_req *req)
             req->coll == NSIM_COLL_REDUCESCATTER);
 }
 
-/* Whether req's plan is a Broadcast or Reduce chain along the ring,
- * which folds by playing a few hosts twice (fold.h). */
-static int is_chain(const nsim_plan_req *req)
-{
-    return req->algo == NSIM_ALGO_RING && nsim_coll_has_root(req->coll);
-}
-
 /* The first fault that keeps req's plan from folding, or -1 (*why, if
  * not NULL, gets the reason): one in the fabric between hosts, or random
  * loss. A ring or a tree folds around one place; an AllToAll around one
@@ -158,7 +151,7 @@ static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req,
     uint32_t h[2], n, host = UINT32_MAX;
     const char *w = NULL;
     int k = -1;
-    if (is_chain(req) && s->nfaults > 0) {
+    if (nsim_plan_req_is_chain(req) && s->nfaults > 0) {
         if (why != NULL)
             *why = "strikes a chain (Broadcast, Reduce), whose fold adds the "
                    "hosts it does not play at a healthy host's delay";
@@ -490,7 +483,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                         nsim_run_may_fold(s, eo.fidelity, req));
     int may_fold =
         req->compact_ops && nsim_run_may_fold(s, eo.fidelity, req);
-    if (may_fold && eo.fidelity == NSIM_FIDELITY_PACKET && is_chain(req)) {
+    if (may_fold && eo.fidelity == NSIM_FIDELITY_PACKET &&
+        nsim_plan_req_is_chain(req)) {
         /* a chain's delay per host settles past its played hosts there */
         may_fold = 0;
         fold.hosts = fold.played = nsim_topo_nhosts(s->topo);

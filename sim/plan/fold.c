@@ -30,6 +30,11 @@ int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out)
     return NSIM_EINVAL;
 }
 
+int nsim_plan_req_is_chain(const nsim_plan_req *req)
+{
+    return req->algo == NSIM_ALGO_RING && nsim_coll_has_root(req->coll);
+}
+
 /* Device i of host h and device i of host h' are compared and mapped
  * (nsim_topo_host_devices lists a host's devices in id order). */
 typedef struct hostmap {
@@ -1479,8 +1484,7 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
     if (!p->req.compact_ops)
         return refuse(fi, "the plan keeps its placement (--stats, traces "
                           "and explain play every host)");
-    int chain = p->req.algo == NSIM_ALGO_RING &&
-                nsim_coll_has_root(p->req.coll);
+    int chain = nsim_plan_req_is_chain(&p->req);
     if (!chain &&
         (nsim_coll_is_p2p(p->req.coll) || p->req.algo != NSIM_ALGO_RING ||
          (p->req.coll != NSIM_COLL_ALLREDUCE &&

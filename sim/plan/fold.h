@@ -69,6 +69,10 @@ typedef enum nsim_fold_mode {
 const char *nsim_fold_mode_name(nsim_fold_mode m);
 int nsim_fold_mode_parse(const char *s, nsim_fold_mode *out);
 
+/* 1 when req plans a Broadcast or Reduce chain along the ring, which
+ * folds by playing a few hosts twice (below, chain_hosts). */
+int nsim_plan_req_is_chain(const nsim_plan_req *req);
+
 /* A size that does not divide evenly over ranks leaves twins' payloads
  * a little apart: a played lane plays every op at the largest payload of
  * the lanes it stands for, the run of the size rounded up to whole

@@ -235,10 +235,11 @@ int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
     tree_roles tr[2] = {{0}};
     uint32_t *by_role = malloc(2 * (size_t)n * sizeof *by_role);
     uint32_t *queue = malloc(n * sizeof *queue), head = 0, tail = 0;
-    /* slowest_of_roles: n picks, then n bytes of flags */
-    uint32_t *pick = up_lat != NULL ? malloc(n * (sizeof *pick + 1)) : NULL;
+    uint32_t *pick = up_lat != NULL ? malloc(n * sizeof *pick) : NULL;
+    uint8_t *mixed = up_lat != NULL ? malloc(n) : NULL;
     int rc = NSIM_ENOMEM;
-    if (by_role == NULL || queue == NULL || (up_lat != NULL && pick == NULL) ||
+    if (by_role == NULL || queue == NULL ||
+        (up_lat != NULL && (pick == NULL || mixed == NULL)) ||
         roles_build(n, 0, &tr[0]) != NSIM_OK ||
         roles_build(n, 1, &tr[1]) != NSIM_OK)
         goto out;
@@ -264,8 +265,7 @@ int nsim__plan_tree_fold(uint32_t n, const uint32_t *must, uint32_t nmust,
      * run waits for the slowest; a role's phantoms are stood in for by
      * it (their own routes to the played hosts stay their own) */
     for (int t = 0; up_lat != NULL && t < 2; t++) {
-        slowest_of_roles(n, &tr[t], t, up_lat, by_role, pick,
-                         (uint8_t *)(pick + n));
+        slowest_of_roles(n, &tr[t], t, up_lat, by_role, pick, mixed);
         for (uint32_t k = 0; k < n; k++) {
             uint32_t x = pick[k];
             if (x == NO_HOST)
@@ -309,6 +309,7 @@ out:
     free(by_role);
     free(queue);
     free(pick);
+    free(mixed);
     return rc;
 }
 
