@@ -18,8 +18,11 @@
  * Routing is recorded by the link type, without new fields: "roce" links
  * mean ECMP hashing over the equal-cost paths that the routes keep (the
  * QP number enters the hash, so more QPs spread better); "ib" links mean
- * IB with adaptive routing (the switch picks the least-loaded of the
- * equal-cost ports per packet). See README "Cluster fabrics".
+ * InfiniBand, each pair of NICs on one of the equal-cost paths (one LID
+ * route, nsim_topo_ib_pick). NCCL's writes for adaptive routing are
+ * modelled (models/ib/net.c); the switches' per-packet choice of the
+ * least-loaded port is not. See README "Queue pairs, channels and
+ * failover".
  * Units as topo.h. Workload: once per run; 16,384 nodes in ~0.1 s.
  */
 #ifndef NSIM_TOPO_CLUSTER_H
