@@ -785,6 +785,12 @@ int nsim_fabric_send_unit(nsim_fabric *f, nsim_piece *p, uint64_t unit,
     return nsim_fabric_send(f, p);
 }
 
+void nsim_fabric_cut(nsim_fabric *f, const nsim_piece *p)
+{
+    if (f->flow != NULL)
+        nsim_flownet_cut(f->flow, p);
+}
+
 nsim_server_info nsim_fabric_server_info(const nsim_fabric *f, uint32_t id)
 {
     const server *s = &f->servers[id];

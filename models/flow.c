@@ -1397,6 +1397,27 @@ nsim_time nsim_flownet_occupied(const nsim_flownet *fn, uint32_t id)
            (fn->s[k].n > 0 ? nsim_sim_now(fn->sim) - c->occ_since : 0);
 }
 
+void nsim_flownet_cut(nsim_flownet *fn, const nsim_piece *p)
+{
+    uint32_t at = p->nhops > 0 ? server_known(fn, p->path[0]) : UINT32_MAX;
+    if (at == UINT32_MAX)
+        return;
+    const srv *s = &fn->s[at];
+    const ref *r = fn->sc[at].r;
+    for (uint32_t k = 0; k < s->n; k++) {
+        flow *f = r[k].f;
+        if (cold_of(f)->p != p || !f->live)
+            continue;
+        /* what has passed stays passed; the rest never goes */
+        nsim_time now = nsim_sim_now(fn->sim);
+        f->rem -= f->rate * (double)(now - f->t_last) / (double)NSIM_PS_PER_S;
+        f->t_last = now;
+        f->rem = 0;
+        set_rate(fn, f, f->rate);
+        return;
+    }
+}
+
 void nsim_flownet_changed(nsim_flownet *fn, uint32_t id)
 {
     fn->route_gen++; /* kept routes are built again */

@@ -24,6 +24,7 @@
  */
 #include "hca.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,13 @@ typedef struct wr_ent {
     nsim_mr *lmr;       /* local MR (NULL: the QP's default memory) */
     uint64_t sent;      /* bytes packetized (READ: requested) this pass */
     uint32_t psn_first, npkts, psn_last;
+    /* flow fidelity: wire packets of the message before the first one a
+     * random loss took; the go-back resends from there (as go-back-N
+     * resends from the lost packet), 0 once the rest is in */
+    uint32_t resume_pkts;
+    /* flow fidelity: this pass's message lost by chance at wire packet
+     * lost_at - 1 of the WR (drawn as it is sent); 0: not lost */
+    uint32_t lost_at, npkts_wire; /* (and the WR's wire packets) */
     uint8_t fetched;    /* WQE fetched by the HCA */
     uint8_t assigned;   /* PSNs assigned (kept across rewinds) */
     uint8_t done_tx;    /* every packet cut in this pass */
@@ -200,6 +208,7 @@ struct nsim_qp {
     /* flows may finish out of order, the wire is FIFO: messages are handed
      * to the responder in PSN order (parked until their turn) */
     uint32_t flow_key, flow_dpsn;
+    nsim_piece *flow_wire; /* the message on the wire while flow_busy */
     int flow_pipe;      /* the next message's DMA read overlapped the last
                          * one's wire time (the HCA reads ahead) */
     nsim_piece *park;
@@ -382,21 +391,51 @@ const char *nsim_wc_status_str(nsim_wc_status s)
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
-/* Is this packet lost? Injected per QP and PSN (requests only) and per
- * sending HCA with a probability. */
-static int lost(nsim_hca *sender, nsim_qp *q, uint32_t psn, int request)
+/* Wire packets of q in a piece of bytes (a flow-fidelity message is one
+ * piece for all of them; a packet's piece is one). */
+static uint64_t piece_packets(const nsim_qp *q, uint64_t bytes)
+{
+    return bytes > q->wire_mtu ? (bytes + q->wire_mtu - 1) / q->wire_mtu : 1;
+}
+
+/* Is this packet (or flow-fidelity piece of bytes) lost? Injected per
+ * QP and PSN (requests only; 2) and per sending HCA with a probability
+ * per wire packet (1): a piece of k packets is lost when any of them is,
+ * 1 - (1 - p)^k (drawn once per message with p, flow lost a message of
+ * 17 packets 17 times too rarely). A flow-fidelity request message is
+ * drawn as it is sent (send_flow), not here. */
+static int lost(nsim_hca *sender, nsim_qp *q, uint32_t psn, int request,
+                uint64_t bytes)
 {
     if (request && q->drop_times > 0 && psn == q->drop_psn) {
         if (q->drop_times != UINT32_MAX)
             q->drop_times--;
-    } else if (!(sender->loss > 0 &&
-                 gsl_rng_uniform(sender->rng) < sender->loss)) {
-        return 0;
+        sender->st.packets_lost++;
+        q->st.dropped++;
+        return 2;
     }
+    uint64_t k = piece_packets(q, bytes);
+    if (request && k > 1)
+        return 0; /* a flow-fidelity message: drawn as it was sent */
+    double p = k == 1 ? sender->loss
+                      : -expm1((double)k * log1p(-sender->loss));
+    if (!(sender->loss > 0 && gsl_rng_uniform(sender->rng) < p))
+        return 0;
     sender->st.packets_lost++;
     if (request)
         q->st.dropped++;
     return 1;
+}
+
+/* Of a flow-fidelity message of k > 1 wire packets that a random loss
+ * took, the first lost packet (0 .. k-1): P(j) = (1 - p)^j p / (1 - (1 -
+ * p)^k), drawn by its inverse. One more draw, flow only. */
+static uint32_t first_lost(nsim_hca *sender, uint64_t k)
+{
+    double p = sender->loss, l = log1p(-p);
+    double u = gsl_rng_uniform(sender->rng);
+    double j = floor(log1p(u * expm1((double)k * l)) / l);
+    return j < 0 ? 0 : j >= (double)k ? (uint32_t)(k - 1) : (uint32_t)j;
 }
 
 /* ---- memory regions ----------------------------------------------------- */
@@ -1039,8 +1078,13 @@ static void seek(nsim_qp *q, uint32_t psn)
         e->sent = 0;
         if (j == i && e->assigned && psn > e->psn_first)
             e->sent = (uint64_t)(psn - e->psn_first) * q->mtu;
+        else if (j == i && e->assigned && psn == e->psn_first)
+            e->sent = (uint64_t)e->resume_pkts * q->wire_mtu;
     }
     q->next_psn = psn;
+    /* flow: the rest of the message on the wire is not sent either */
+    if (q->flow_wire != NULL && q->flow_busy == flow_key(q))
+        nsim_fabric_cut(q->h->fab, q->flow_wire);
     q->gen++; /* DMA reads of the abandoned pass are not sent */
 }
 
@@ -1239,6 +1283,8 @@ static void on_flow_drained(nsim_sim *sim, nsim_piece *p)
 {
     nsim_qp *q = p->ctx;
     (void)sim;
+    if (q->flow_wire == p)
+        q->flow_wire = NULL;
     if (q->flow_busy == flow_key(q)) {
         q->flow_busy = 0;
         q->flow_pipe = 1;
@@ -1247,9 +1293,24 @@ static void on_flow_drained(nsim_sim *sim, nsim_piece *p)
     }
 }
 
-static int send_flow(nsim_hca *h, nsim_qp *q, const wr_ent *e, nsim_piece *p,
+static int send_flow(nsim_hca *h, nsim_qp *q, wr_ent *e, nsim_piece *p,
                      uint64_t n, uint32_t flags, uint32_t psn, uint64_t idx)
 {
+    /* random loss, per wire packet: the message is lost when any of its
+     * k packets is, and then carries its packets up to the one after the
+     * first lost (which shows the gap to the responder); the requester
+     * sends on behind it until the NAK comes, as go-back-N does */
+    uint64_t k = wire_packets(q, n);
+    e->lost_at = 0;
+    if (h->loss > 0 && k > 1 &&
+        gsl_rng_uniform(h->rng) < -expm1((double)k * log1p(-h->loss))) {
+        uint64_t j = first_lost(h, k);
+        uint64_t before = (e->wr.bytes - n) / q->wire_mtu;
+        e->lost_at = (uint32_t)(before + j + 1);
+        e->npkts_wire = (uint32_t)(before + k);
+        if (j + 2 < k)
+            n = (j + 2) * q->wire_mtu;
+    }
     if (q->flow_key != flow_key(q)) {
         /* a new pass (first send, a rewind, a reset): deliver from here */
         q->flow_key = flow_key(q);
@@ -1267,8 +1328,10 @@ static int send_flow(nsim_hca *h, nsim_qp *q, const wr_ent *e, nsim_piece *p,
     if (q->rate_mbps)
         rate_wait(q, n + wire_packets(q, n) * h->p->ib_header_bytes);
     timer_start(q);
-    if (n > h->p->flow_control_bytes)
+    if (n > h->p->flow_control_bytes) {
         q->flow_busy = flow_key(q);
+        q->flow_wire = p;
+    }
     return nsim_fabric_send_unit(h->fab, p, q->wire_mtu, q->nread,
                                  on_flow_drained);
 }
@@ -1286,7 +1349,14 @@ static int send_packet(nsim_hca *h, nsim_qp *q)
     }
     uint64_t left = e->wr.bytes - e->sent;
     uint64_t n = rd ? 0 : (left < q->mtu ? left : q->mtu);
-    uint32_t flags = (e->sent == 0 || rd ? NSIM_PIECE_FIRST : 0);
+    /* (flow: a pass resumed past a random loss starts the message for
+     * the responder, which never saw the lost one) */
+    uint32_t flags = (e->sent == 0 || rd ||
+                              (q->flow_path != NULL && e->resume_pkts &&
+                               e->sent == (uint64_t)e->resume_pkts *
+                                              q->wire_mtu)
+                          ? NSIM_PIECE_FIRST
+                          : 0);
     uint32_t psn = q->next_psn;
     e->sent = rd ? e->wr.bytes : e->sent + n;
     q->next_psn = rd ? e->psn_first + e->npkts : psn + 1;
@@ -1494,7 +1564,7 @@ static void on_land(nsim_sim *sim, nsim_piece *p);
 /* An in-sequence request packet of a WRITE or SEND. */
 static void rx_data(nsim_qp *q, nsim_qp *r, nsim_piece *p)
 {
-    const wr_ent *e = SQ_AT(q, TAG_SLOT(p->tag));
+    wr_ent *e = SQ_AT(q, TAG_SLOT(p->tag));
     int last = (p->hdr_flags & NSIM_PIECE_LAST) != 0;
     if ((p->hdr_flags & NSIM_PIECE_FIRST) && rx_begin(q, r, e, p->tag) != 0)
         return;
@@ -1512,8 +1582,11 @@ static void rx_data(nsim_qp *q, nsim_qp *r, nsim_piece *p)
     r->st.rx_packets++;
     ack_maybe(q, r, p->tag, last);
     if (q->flow_path != NULL && p->path == q->flow_path) {
-        /* flow fidelity: the flow ran through to memory already */
-        nsim_piece w = {.bytes = p->bytes, .hdr_flags = p->hdr_flags,
+        /* flow fidelity: the flow ran through to memory already (the
+         * whole message: a pass resumed past a random loss carries its
+         * tail, the head landed before) */
+        e->resume_pkts = 0;
+        nsim_piece w = {.bytes = e->wr.bytes, .hdr_flags = p->hdr_flags,
                         .ctx = r,
                         .tag = TAG(PK_LAND, r->epoch, 0, 0, r->rx_rec)};
         r->st.rx_packets += wire_packets(q, p->bytes) - 1;
@@ -1616,12 +1689,50 @@ static void rx_read(nsim_qp *q, nsim_qp *r, nsim_piece *p, int dup)
     respond(q, r, e, p->tag, mr);
 }
 
+/* A flow-fidelity message (piece p of WR e) lost by chance as it was
+ * sent (send_flow): its packets before the first lost one reached
+ * memory, so the go-back resends from there (the WR's resume_pkts,
+ * seek); and where that packet was not the WR's last, the next one (the
+ * piece carried it) reached the responder out of sequence, which NAKs,
+ * as it does in packet fidelity (else the next message, or the timer,
+ * shows the loss). */
+static void flow_lost(nsim_qp *q, nsim_qp *r, const nsim_piece *p,
+                      wr_ent *e)
+{
+    uint32_t at = e->lost_at - 1;
+    uint32_t psn = TAG_PSN(p->tag);
+    e->lost_at = 0;
+    q->h->st.packets_lost++;
+    q->st.dropped++;
+    if (TAG_EPOCH(p->tag) != (q->epoch & 15u) || psn != r->epsn)
+        return;
+    /* the packets of this pass before the lost one came in order: a NAK
+     * sent for an earlier gap is answered (resume_pkts: where the pass
+     * started) */
+    if (at > e->resume_pkts)
+        r->nak_sent = 0;
+    e->resume_pkts = at;
+    if (at + 1 < e->npkts_wire && !r->nak_sent &&
+        r->state >= NSIM_QPS_RTR && r->state != NSIM_QPS_ERR) {
+        r->st.rx_out_of_seq++;
+        r->nak_sent = 1;
+        send_ack(q, PK_NAK_SEQ, p->tag, r->epsn);
+    }
+}
+
 static void on_wire_done(nsim_sim *sim, nsim_piece *p)
 {
     nsim_qp *q = p->ctx, *r = q->remote;
     uint32_t psn = TAG_PSN(p->tag);
     (void)sim;
-    if (lost(q->h, q, psn, 1) || TAG_EPOCH(p->tag) != (q->epoch & 15u) ||
+    int gone = lost(q->h, q, psn, 1, p->bytes);
+    wr_ent *e = SQ_AT(q, TAG_SLOT(p->tag));
+    if (!gone && TAG_KIND(p->tag) == PK_DATA && q->flow_path != NULL &&
+        p->path == q->flow_path && e->lost_at != 0) {
+        flow_lost(q, r, p, e);
+        gone = 1;
+    }
+    if (gone || TAG_EPOCH(p->tag) != (q->epoch & 15u) ||
         r->state < NSIM_QPS_RTR || r->state == NSIM_QPS_ERR)
         return; /* lost, stale, or the responder cannot receive */
     int rd = TAG_KIND(p->tag) == PK_READ_REQ;
@@ -1681,7 +1792,7 @@ static void on_read_resp_wire(nsim_sim *sim, nsim_piece *p)
     uint32_t psn = TAG_PSN(p->tag);
     nsim_piece *w;
     (void)sim;
-    if (lost(q->remote->h, q, psn, 0) ||
+    if (lost(q->remote->h, q, psn, 0, p->bytes) ||
         TAG_EPOCH(p->tag) != (q->epoch & 15u) || q->state != NSIM_QPS_RTS)
         return;
     if (psn != q->acked_psn) {
@@ -1769,7 +1880,7 @@ static void on_ack(nsim_sim *sim, nsim_piece *p)
     uint32_t psn = TAG_PSN(p->tag);
     unsigned kind = TAG_KIND(p->tag);
     (void)sim;
-    if (lost(q->remote->h, q, psn, 0) ||
+    if (lost(q->remote->h, q, psn, 0, p->bytes) ||
         TAG_EPOCH(p->tag) != (q->epoch & 15u) || q->state != NSIM_QPS_RTS)
         return;
     if (kind == PK_ACK) {

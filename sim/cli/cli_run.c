@@ -595,17 +595,6 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
         /* before the run, which may then take minutes */
         fprintf(stderr, "# note: every host of %u played: %s\n",
                 nsim_topo_nhosts(s->topo), why);
-    int lk = !ro->analytic && nsizes > 0
-                 ? nsim_run_loss_in_flow(s, sizes[nsizes - 1])
-                 : -1;
-    if (lk >= 0)
-        fprintf(stderr,
-                "# note: faults[%d] (loss on %s) in flow fidelity: a loss "
-                "is drawn once per message, not per packet, so a message "
-                "of k packets is lost about k times too rarely, and a loss "
-                "resends the whole message (docs/fidelity.md); --fidelity "
-                "packet draws per packet\n",
-                lk, nsim_topo_device(s->topo, s->faults[lk].dev)->name);
     int rc = NSIM_OK;
     for (size_t i = 0; i < nsizes; i++) {
         if (kp != NULL) { /* keep only the largest size's details */

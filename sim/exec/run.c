@@ -328,16 +328,6 @@ static int sendrecv_refused(const nsim_scenario *s, nsim_plan_req *req,
     return refused ? 0 : -1;
 }
 
-int nsim_run_loss_in_flow(const nsim_scenario *s, uint64_t bytes)
-{
-    if (nsim_run_fidelity(s, bytes) != NSIM_FIDELITY_FLOW)
-        return -1;
-    for (uint32_t i = 0; i < s->nfaults; i++)
-        if (s->faults[i].kind == NSIM_FAULT_LOSS)
-            return (int)i;
-    return -1;
-}
-
 int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
                                char *why, size_t n)
 {

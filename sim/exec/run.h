@@ -95,12 +95,6 @@ int nsim_run_may_fold(const nsim_scenario *s, nsim_fidelity f,
 int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
                                char *why, size_t n);
 
-/* The first random-loss fault of a run of bytes that runs in flow
- * fidelity, or -1: flow draws a loss once per message (one piece for all
- * its packets), so a message of k packets is lost about k times too
- * rarely, and a loss resends the whole message (docs/fidelity.md). */
-int nsim_run_loss_in_flow(const nsim_scenario *s, uint64_t bytes);
-
 /* nccl-tests' byte count for a requested size (0: below what the
  * collective can split). */
 uint64_t nsim_run_test_bytes(const nsim_scenario *s, uint64_t size);

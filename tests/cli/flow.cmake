@@ -29,15 +29,3 @@ nsim_expect(cli.flow.timing_solver 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/cluster-2node.json
                 --fidelity flow -b 16M -e 16M --timing
             ERR "fidelity flow \\([1-9][0-9]* flows, [1-9][0-9]* of them twins; [1-9][0-9]* recomputes visiting [1-9][0-9]* flows\\)")
-
-# random loss in flow fidelity: drawn once per message, said before the
-# run (docs/fidelity.md); packet fidelity draws per packet and says
-# nothing (stderr starts with --timing's line)
-nsim_expect(cli.flow.loss_note 0
-            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/faults/loss_retransmit.json
-                --fidelity flow -b 1M -e 1M
-            ERR "^# note: faults\\[0\\] \\(loss on h0\\.nic2\\) in flow fidelity: a loss is drawn once per message, not per packet[^\n]*--fidelity packet draws per packet\n")
-nsim_expect(cli.flow.loss_packet_no_note 0
-            CMD ${NCCLSIM} run ${NSIM_TESTS}/data/faults/loss_retransmit.json
-                --fidelity packet -b 1M -e 1M --timing
-            ERR "^# timing: 1048576 B")

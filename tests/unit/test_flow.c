@@ -507,6 +507,49 @@ static void test_falling_rate_moves_end(void)
     rig_close(&r);
 }
 
+/* A cut flow (nsim_fabric_cut: a go-back-N abandons the message on the
+ * wire) stops sending at once and leaves its share to the others: A and
+ * B (1 MB each) share a 10 GB/s server; A is cut at 100 us with 0.5 MB
+ * passed and is done then (not at 200 us); B, alone, sends its last 0.5
+ * MB at 10 GB/s and ends at 150 us (not 200). A piece not on its servers
+ * (done, or never sent) is left as it is. */
+static nsim_piece *cut_me;
+static void on_cut(nsim_sim *sim, nsim_event *ev)
+{
+    (void)sim;
+    nsim_fabric_cut(ev->target, cut_me);
+}
+
+static void test_cut(void)
+{
+    rig r;
+    done_log d = {{0}, 0};
+    uint32_t s1;
+    static uint32_t path[1];
+    rig_open(&r);
+    CU_ASSERT_FATAL(nsim_fabric_add_server(r.f, 10e9, 0, NSIM_WIRE_SYS,
+                                           &s1) == NSIM_OK);
+    path[0] = s1;
+    for (uint64_t k = 0; k < 2; k++) {
+        nsim_piece *p;
+        CU_ASSERT_FATAL(nsim_fabric_piece(r.f, &p) == NSIM_OK);
+        *p = (nsim_piece){.path = path, .nhops = 1, .bytes = 1000000,
+                          .done = on_done, .ctx = &d, .tag = k};
+        CU_ASSERT(nsim_fabric_send_unit(r.f, p, 1, 0, NULL) == NSIM_OK);
+        if (k == 0)
+            cut_me = p;
+    }
+    CU_ASSERT(nsim_sim_schedule(r.sim, 100000000, on_cut, r.f, 0, 0, NULL) ==
+              NSIM_OK);
+    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 2);
+    CU_ASSERT(llabs((long long)d.at[0] - 100000000) < 10);
+    CU_ASSERT(llabs((long long)d.at[1] - 150000000) < 10);
+    nsim_piece stray = {.path = path, .nhops = 1, .bytes = 1};
+    nsim_fabric_cut(r.f, &stray); /* on no server: nothing happens */
+    rig_close(&r);
+}
+
 /* A bottleneck left with a little room is still one: L (9 GB/s) carries
  * A (also over P), B (1 MB) and C (4 MB) at 3 GB/s each. At 10 us G
  * joins P (5.998 GB/s) over Q (3.003): P now limits A and G to 2.999,
@@ -1040,6 +1083,7 @@ CU_TestInfo nsim_test_flow[] = {
     {"a flow leaving: the flows it bounded", test_leaving_visits_bounded_only},
     {"a flow joining: the flows above the share", test_joining_visits},
     {"falling rate: the end event moves on", test_falling_rate_moves_end},
+    {"a cut flow: stops at once, its share to the others", test_cut},
     {"a bottleneck with a little room left", test_bottleneck_with_room},
     {"fifo_thread_block", test_fifo_thread_block},
     {"IB ACKs: load on the link back, not a bound", test_acks_load_not_bound},
