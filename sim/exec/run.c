@@ -85,11 +85,10 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
  * the played ones among them, and so do their channels' failover
  * policies, which are per channel); 1 one place, on the hosts put in
  * h[] (*n of them, 1 or 2: the ranks' hosts, the NIC's, the link's
- * ends'); 2 the fabric between hosts (a link between two switches),
- * which a ring's fold places from the connections whose paths cross it
- * (fold.c); -2 random loss, whose draws a folded run, its messages timed
- * otherwise, makes otherwise (a lost message costs an RC timeout: 4.3 s
- * at NCCL's defaults). */
+ * ends'; random loss on a NIC too: the played host draws its own losses,
+ * at their rate, timed as its messages are); 2 the fabric between hosts
+ * (a link between two switches), which a ring's fold places from the
+ * connections whose paths cross it (fold.c). */
 static int fault_place(const nsim_scenario *s, const nsim_fault *f,
                        uint32_t h[2], uint32_t *n)
 {
@@ -105,9 +104,8 @@ static int fault_place(const nsim_scenario *s, const nsim_fault *f,
         if (f->to >= 0)
             b = nsim_topo_device(t, nsim_topo_rank_device(t, (uint32_t)f->to))
                     ->host;
-    } else if (f->kind == NSIM_FAULT_LOSS) {
-        return -2;
-    } else if (f->kind == NSIM_FAULT_PORT_DOWN) {
+    } else if (f->kind == NSIM_FAULT_PORT_DOWN ||
+               f->kind == NSIM_FAULT_LOSS) {
         a = nsim_topo_device(t, f->dev)->host;
     } else {
         const nsim_link *l = nsim_topo_link(t, f->link);
@@ -136,8 +134,8 @@ static int folds_around(const nsim_plan_req *req)
 }
 
 /* The first fault that keeps req's plan from folding, or -1 (*why, if
- * not NULL, gets the reason): one in the fabric between hosts, or random
- * loss. A ring or a tree folds around one place; an AllToAll around one
+ * not NULL, gets the reason): one in the fabric between hosts. A ring or
+ * a tree folds around one place (random loss on a NIC is one); an AllToAll around one
  * host's NIC or links (the struck host and a partner each send and
  * receive what a host does), not around a QP error on ranks'
  * connections (the struck connection would stand for its twins to every
@@ -162,10 +160,7 @@ static int fault_unfoldable(const nsim_scenario *s, const nsim_plan_req *req,
         return -1;
     for (uint32_t i = 0; i < s->nfaults && k < 0; i++) {
         int place = fault_place(s, &s->faults[i], h, &n);
-        if (place == -2)
-            w = "draws random losses, which a folded run would draw "
-                "otherwise";
-        else if (place == 2 && req->algo == NSIM_ALGO_RING &&
+        if (place == 2 && req->algo == NSIM_ALGO_RING &&
                  folds_around(req))
             continue; /* the ring's fold places it (fold.c) */
         else if (place == 2)

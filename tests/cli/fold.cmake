@@ -123,6 +123,15 @@ nsim_expect(cli.fold.faults_alike 0
             ERR "folded: 2 of 4 hosts played from host 0")
 nsim_fold_whole(cli.fold.faults_alike_off ${D}/fold-4node-faults.json
                 "${FROW}")
+# random loss on one NIC folds as a fault on that NIC does: the played
+# host draws its own losses (360.75 us; every host played, 359.48;
+# without the loss 349.28 either way)
+nsim_expect(cli.fold.fault_loss 0
+            CMD ${NCCLSIM} run ${D}/fold-4node-loss.json --timing
+            OUT "# faults: the ring folds around the host\\(s\\) they strike, 1 of the 2 played[^\n]*\n#\n.*\n +16777216 +4194304 +float +sum +-1 +360\\.75 "
+            ERR "^# timing: 16777216 B: [^\n]*folded: 2 of 4 hosts played from host 0 \\(around the 1 host\\(s\\) the faults strike")
+nsim_fold_whole(cli.fold.fault_loss_off ${D}/fold-4node-loss.json
+                "\n +16777216 +4194304 +float +sum +-1 +359\\.48 ")
 nsim_expect(cli.fold.fault_one_place 0
             CMD ${NCCLSIM} run ${D}/fold-4node-port-down.json --timing
             OUT "# folded: 2 of 4 hosts played [^\n]*\n# faults: the ring folds around the host\\(s\\) they strike, 1 of the 2 played, each standing for its twins: 2 of 4 hosts struck where the scenario strikes 1 [^\n]*\n#\n.*\n +16777216 +4194304 +float +sum +-1 +1381\\.38 "
