@@ -98,6 +98,7 @@ typedef struct nsim_qp_record {
     uint32_t qpn, peer_qpn;
     const char *state;      /* "RTS", "ERR", ... */
     uint64_t wrs, bytes, packets, acks, retransmits;
+    uint64_t naks, timeouts; /* go-backs on a NAK, on the timer */
 } nsim_qp_record;
 
 typedef struct nsim_cq_record {
@@ -108,6 +109,7 @@ typedef struct nsim_cq_record {
 typedef struct nsim_port_record {
     uint32_t nic;
     uint64_t packets_tx, packets_rx, bytes_tx, bytes_rx, acks_tx;
+    uint64_t packets_lost; /* of those it sent, lost on the way (loss) */
 } nsim_port_record;
 
 /* Where a NET connection's slices waited (explain): staged but not yet

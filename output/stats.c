@@ -81,29 +81,34 @@ static void print_xport(FILE *f, const nsim_topo *t, const nsim_exec_result *r)
     if (x->nports == 0)
         return;
     fprintf(f, "# NIC ports: packets and bytes sent and received, ACKs sent, "
-               "average send rate\n");
+               "average send rate, packets lost\n");
     for (uint32_t i = 0; i < x->nports; i++) {
         const nsim_port_record *p = &x->ports[i];
         fprintf(f, "#   %-12s tx %9llu pkts %14llu B  rx %9llu pkts %14llu B  "
-                   "acks %8llu  %6.2f GB/s\n",
+                   "acks %8llu  %6.2f GB/s  lost %llu\n",
                 DEV(t, p->nic), (unsigned long long)p->packets_tx,
                 (unsigned long long)p->bytes_tx,
                 (unsigned long long)p->packets_rx,
                 (unsigned long long)p->bytes_rx,
                 (unsigned long long)p->acks_tx,
-                (double)p->bytes_tx / ((double)r->time_ps / 1e12) / 1e9);
+                (double)p->bytes_tx / ((double)r->time_ps / 1e12) / 1e9,
+                (unsigned long long)p->packets_lost);
     }
     fprintf(f, "# QPs: connection, index, side (send data / recv+CTS), QPN -> "
-               "peer QPN, state, WRs, bytes, packets, ACKs, retransmits\n");
+               "peer QPN, state, WRs, bytes, packets, ACKs, retransmitted "
+               "packets, NAKs and timeouts it went back on\n");
     for (uint32_t i = 0; i < x->nqps; i++) {
         const nsim_qp_record *q = &x->qps[i];
         fprintf(f, "#   conn %4u qp %u %-4s 0x%05x -> 0x%05x %-4s wrs %7llu "
-                   "%14llu B pkts %9llu acks %8llu retx %llu\n",
+                   "%14llu B pkts %9llu acks %8llu retx %llu naks %llu "
+                   "timeouts %llu\n",
                 q->conn, q->index, q->side ? "recv" : "send", q->qpn,
                 q->peer_qpn, q->state, (unsigned long long)q->wrs,
                 (unsigned long long)q->bytes, (unsigned long long)q->packets,
                 (unsigned long long)q->acks,
-                (unsigned long long)q->retransmits);
+                (unsigned long long)q->retransmits,
+                (unsigned long long)q->naks,
+                (unsigned long long)q->timeouts);
     }
     for (uint32_t i = 0; i < x->nfailovers; i++) {
         const nsim_failover_record *fr = &x->failovers[i];
@@ -172,6 +177,8 @@ static cJSON *xport_json(const nsim_topo *t, const nsim_xport_stats *x)
         cJSON_AddNumberToObject(e, "packets", (double)q->packets);
         cJSON_AddNumberToObject(e, "acks", (double)q->acks);
         cJSON_AddNumberToObject(e, "retransmits", (double)q->retransmits);
+        cJSON_AddNumberToObject(e, "naks", (double)q->naks);
+        cJSON_AddNumberToObject(e, "timeouts", (double)q->timeouts);
     }
     cJSON *cqs = cJSON_AddArrayToObject(o, "cqs");
     for (uint32_t i = 0; cqs && i < x->ncqs; i++) {
@@ -206,6 +213,8 @@ static cJSON *xport_json(const nsim_topo *t, const nsim_xport_stats *x)
         cJSON_AddNumberToObject(e, "bytes_tx", (double)x->ports[i].bytes_tx);
         cJSON_AddNumberToObject(e, "bytes_rx", (double)x->ports[i].bytes_rx);
         cJSON_AddNumberToObject(e, "acks_tx", (double)x->ports[i].acks_tx);
+        cJSON_AddNumberToObject(e, "packets_lost",
+                                (double)x->ports[i].packets_lost);
     }
     return o;
 }

@@ -393,9 +393,9 @@ const char *nsim_wc_status_str(nsim_wc_status s)
 
 /* Wire packets of q in a piece of bytes (a flow-fidelity message is one
  * piece for all of them; a packet's piece is one). */
-static uint64_t piece_packets(const nsim_qp *q, uint64_t bytes)
+static uint64_t wire_packets(const nsim_qp *q, uint64_t bytes)
 {
-    return bytes > q->wire_mtu ? (bytes + q->wire_mtu - 1) / q->wire_mtu : 1;
+    return bytes ? (bytes + q->wire_mtu - 1) / q->wire_mtu : 1;
 }
 
 /* Is this packet (or flow-fidelity piece of bytes) lost? Injected per
@@ -414,7 +414,7 @@ static int lost(nsim_hca *sender, nsim_qp *q, uint32_t psn, int request,
         q->st.dropped++;
         return 2;
     }
-    uint64_t k = piece_packets(q, bytes);
+    uint64_t k = wire_packets(q, bytes);
     if (request && k > 1)
         return 0; /* a flow-fidelity message: drawn as it was sent */
     double p = k == 1 ? sender->loss
@@ -1098,7 +1098,19 @@ static void retry(nsim_qp *q)
         return;
     }
     q->retries++;
-    q->st.retransmits += q->next_psn - q->acked_psn;
+    if (q->flow_path == NULL) {
+        q->st.retransmits += q->next_psn - q->acked_psn;
+    } else {
+        /* flow: a PSN is a message; count its wire packets, from where
+         * its go-back resumes */
+        for (uint64_t i = q->sq_head; i < q->sq_next; i++) {
+            const wr_ent *e = SQ_AT(q, i);
+            if (e->assigned && e->psn_first >= q->acked_psn)
+                q->st.retransmits +=
+                    wire_packets(q, e->wr.bytes) -
+                    (e->psn_first == q->acked_psn ? e->resume_pkts : 0);
+        }
+    }
     seek(q, q->acked_psn);
     timer_stop(q);
     timer_start(q);
@@ -1221,10 +1233,6 @@ static void rate_wait(nsim_qp *q, uint64_t wire_bytes)
 
 static void on_wire_done(nsim_sim *sim, nsim_piece *p);
 
-static uint64_t wire_packets(const nsim_qp *q, uint64_t bytes)
-{
-    return bytes ? (bytes + q->wire_mtu - 1) / q->wire_mtu : 1;
-}
 
 /* Flow fidelity: the whole message reaches the responder's memory as one
  * flow; what the responder does on the wire then happens at once. */

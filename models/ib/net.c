@@ -882,7 +882,7 @@ static int report_comm(const net_comm *m, uint32_t id, nsim_xport_stats *st)
                                 nsim_qp_num(q), nsim_qp_num(peer),
                                 (unsigned)qs < 5 ? states[qs] : "?",
                                 k.wrs, k.bytes, k.packets, k.acks,
-                                k.retransmits};
+                                k.retransmits, k.naks, k.timeouts};
             NSIM_TRY(nsim_xport_stats_add_qp(st, &r));
         }
     for (uint32_t side = 0; side < 2; side++) {
@@ -912,7 +912,7 @@ static int net_report(void *shared, nsim_xport_stats *st)
             continue;
         nsim_hca_counters k = nsim_hca_get_counters(sh->hca[d]);
         nsim_port_record r = {d, k.packets_tx, k.packets_rx, k.bytes_tx,
-                              k.bytes_rx, k.acks_tx};
+                              k.bytes_rx, k.acks_tx, k.packets_lost};
         NSIM_TRY(nsim_xport_stats_add_port(st, &r));
     }
     for (uint32_t i = 0; i < sh->log.nfailovers; i++)

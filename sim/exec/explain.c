@@ -199,7 +199,16 @@ static void tuner(const nsim_scenario *s, uint64_t bytes, nsim_explanation *x)
 
 static void bound(nsim_explanation *x)
 {
-    if (x->launch_share >= 0.4) {
+    /* (a timer that fires after the run's last op, its lost packet an
+     * ACK the data did not wait for, is longer than the run) */
+    if (x->timeouts > 0 && x->timeout_us <= x->time_us &&
+        (double)x->timeouts * x->timeout_us >= 0.5 * x->time_us) {
+        snprintf(x->bound, sizeof x->bound,
+                 "RC timeouts after lost packets: %llu of %.3f s each "
+                 "(NCCL_IB_TIMEOUT) in a run of %.3f s",
+                 (unsigned long long)x->timeouts, x->timeout_us / 1e6,
+                 x->time_us / 1e6);
+    } else if (x->launch_share >= 0.4) {
         snprintf(x->bound, sizeof x->bound,
                  "the launch/latency floor: %.0f%% of the run is before the "
                  "first slice moves (kernel launch %.1f us)",
@@ -233,6 +242,31 @@ static void bound(nsim_explanation *x)
                  x->wait_channel, x->wait_rank, x->wait_share * 100,
                  x->wait_on);
     }
+}
+
+/* What random loss cost: packets lost per NIC, the QPs' go-backs and
+ * what they resent (their records: nsim_xport_stats). */
+static void loss(const nsim_scenario *s, const nsim_exec_result *r,
+                 nsim_explanation *x)
+{
+    const nsim_xport_stats *st = &r->xport;
+    for (uint32_t i = 0; i < st->nports; i++) {
+        const nsim_port_record *p = &st->ports[i];
+        x->lost += p->packets_lost;
+        if (p->packets_lost > x->lost_most) {
+            x->lost_most = p->packets_lost;
+            snprintf(x->lost_nic, sizeof x->lost_nic, "%s",
+                     nsim_topo_device(s->topo, p->nic)->name);
+        }
+    }
+    for (uint32_t i = 0; i < st->nqps; i++) {
+        x->naks += st->qps[i].naks;
+        x->timeouts += st->qps[i].timeouts;
+        x->resent += st->qps[i].retransmits;
+        x->sent += st->qps[i].packets;
+    }
+    uint64_t e = s->params.ib_timeout_exp < 31 ? s->params.ib_timeout_exp : 31;
+    x->timeout_us = (double)(s->params.ib_timeout_unit_ps << e) / 1e6;
 }
 
 int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
@@ -277,6 +311,7 @@ int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
         x->poll_us += (double)(w->poll_ps[0] + w->poll_ps[1]) / 1e6;
         x->host_read_us += (double)w->host_read_ps / 1e6;
     }
+    loss(s, &r, x);
     tuner(s, bytes, x);
     bound(x);
     nsim_exec_result_free(&r);
@@ -342,6 +377,18 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
                "us, PCIe host reads %.1f us\n",
             x->fold_played < x->fold_hosts ? "played " : "", x->cts_us,
             x->poll_us, x->host_read_us);
+    if (x->lost > 0 || x->timeouts > 0)
+        fprintf(f, "loss: %llu packets lost (%llu by %s); the QPs went back "
+                   "%llu times on a NAK and %llu on the timer (%.3f s each) "
+                   "and resent %llu packets, %.2f%% of the %llu they sent\n",
+                (unsigned long long)x->lost,
+                (unsigned long long)x->lost_most,
+                x->lost_nic[0] ? x->lost_nic : "-",
+                (unsigned long long)x->naks,
+                (unsigned long long)x->timeouts, x->timeout_us / 1e6,
+                (unsigned long long)x->resent,
+                x->sent ? 100.0 * (double)x->resent / (double)x->sent : 0.0,
+                (unsigned long long)x->sent);
     fprintf(f, "phases: launch %.0f%%, pipeline fill %.0f%%, steady %.0f%%, "
                "drain %.0f%%\n",
             x->launch_share * 100, x->fill_share * 100, x->steady_share * 100,
@@ -413,6 +460,15 @@ cJSON *nsim_explain_json(const nsim_explanation *x)
     cJSON_AddNumberToObject(nw, "cts", x->cts_us);
     cJSON_AddNumberToObject(nw, "cq_polling", x->poll_us);
     cJSON_AddNumberToObject(nw, "pcie_host_reads", x->host_read_us);
+    cJSON *lo = cJSON_AddObjectToObject(o, "loss");
+    cJSON_AddNumberToObject(lo, "packets_lost", (double)x->lost);
+    cJSON_AddStringToObject(lo, "most_by", x->lost_nic);
+    cJSON_AddNumberToObject(lo, "most_by_packets", (double)x->lost_most);
+    cJSON_AddNumberToObject(lo, "naks", (double)x->naks);
+    cJSON_AddNumberToObject(lo, "timeouts", (double)x->timeouts);
+    cJSON_AddNumberToObject(lo, "timeout_us", x->timeout_us);
+    cJSON_AddNumberToObject(lo, "packets_resent", (double)x->resent);
+    cJSON_AddNumberToObject(lo, "packets_sent", (double)x->sent);
     ph = cJSON_AddObjectToObject(o, "phases");
     cJSON_AddNumberToObject(ph, "launch", x->launch_share);
     cJSON_AddNumberToObject(ph, "fill", x->fill_share);

@@ -57,6 +57,12 @@ typedef struct nsim_explanation {
     double sm_gbps;                 /* a block's streaming rate */
     /* NET waits summed over connections (us) */
     double cts_us, poll_us, host_read_us;
+    /* random loss (faults "loss"): packets lost, the NIC that lost most
+     * and how many, the QPs' go-backs on a NAK and on the timer (each
+     * timeout_us), packets they resent of those they sent */
+    uint64_t lost, lost_most, naks, timeouts, resent, sent;
+    char lost_nic[64];
+    double timeout_us;
     /* phases, shares of the run */
     double launch_share, fill_share, steady_share, drain_share;
     double launch_us;

@@ -55,3 +55,24 @@ nsim_expect_file(cli.explain.fold_json
                      --json explain_fold.json
                  FILE explain_fold.json
                  RE "\"fold\":[ \t]*{[ \t\n]*\"hosts\":[ \t]*4,[ \t\n]*\"played\":[ \t]*2")
+# random loss: what it cost (packets lost, go-backs on a NAK and on the
+# timer, packets resent), in packet and flow fidelity alike; where RC
+# timeouts make the run, they are its bound; none, no loss line
+set(F ${NSIM_SRC}/tests/data/faults)
+nsim_expect(cli.explain.loss 0
+            CMD ${NCCLSIM} explain ${F}/loss_retransmit.json
+            OUT "\nloss: 8 packets lost \\(8 by h0\\.nic2\\); the QPs went back 8 times on a NAK and 0 on the timer \\(4\\.295 s each\\) and resent 249 packets, 0\\.38% of the 65657 they sent\nphases:")
+nsim_expect(cli.explain.loss_flow 0
+            CMD ${NCCLSIM} explain ${F}/loss_retransmit.json --fidelity flow
+            OUT "\nloss: 8 packets lost \\(8 by h0\\.nic2\\); the QPs went back 7 times on a NAK and 0 on the timer \\(4\\.295 s each\\) and resent 225 packets")
+nsim_expect(cli.explain.loss_timeouts 0
+            CMD ${NCCLSIM} explain ${F}/loss_timeouts.json
+            OUT "bound by: RC timeouts after lost packets: 7 of 4\\.295 s each \\(NCCL_IB_TIMEOUT\\) in a run of 12\\.885 s\n.*\nloss: 56 packets lost \\(56 by h0\\.nic2\\); the QPs went back 27 times on a NAK and 7 on the timer")
+nsim_expect(cli.explain.no_loss 0
+            CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 16M
+            NOT_OUT "\nloss:")
+nsim_expect_file(cli.explain.loss_json
+                 CMD ${NCCLSIM} explain ${F}/loss_retransmit.json --quiet
+                     --json explain_loss.json
+                 FILE explain_loss.json
+                 RE "\"loss\":[ \t]*{[ \t\n]*\"packets_lost\":[ \t]*8,[ \t\n]*\"most_by\":[ \t]*\"h0\\.nic2\"")
