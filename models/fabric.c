@@ -785,7 +785,7 @@ int nsim_fabric_send_unit(nsim_fabric *f, nsim_piece *p, uint64_t unit,
     return nsim_fabric_send(f, p);
 }
 
-void nsim_fabric_cut(nsim_fabric *f, const nsim_piece *p)
+void nsim_fabric_cut(nsim_fabric *f, nsim_piece *p)
 {
     if (f->flow != NULL)
         nsim_flownet_cut(f->flow, p);

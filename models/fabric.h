@@ -177,7 +177,7 @@ NSIM_NODISCARD int nsim_fabric_send_unit(nsim_fabric *f, nsim_piece *p,
 /* Flow fidelity: a piece sent with nsim_fabric_send_unit stops sending
  * now (nsim_flownet_cut: a go-back-N abandons the message on the wire);
  * nothing in packet fidelity, where the sender stops cutting packets. */
-void nsim_fabric_cut(nsim_fabric *f, const nsim_piece *p);
+void nsim_fabric_cut(nsim_fabric *f, nsim_piece *p);
 
 /* For the flow model: a server's parameters, the wire bytes of one piece
  * of bytes with flags on it (and *reverse, bytes charged to the reverse

@@ -22,6 +22,9 @@
 #include <string.h>
 
 #define FLOW_BLOCK 1024u
+/* A piece's hop (which flow fidelity does not walk) once it is cut
+ * (nsim_flownet_cut) */
+#define PIECE_CUT UINT32_MAX
 #define EPS_REL 1e-9
 #define PROPAGATE_REL 1e-3 /* a fall in rate that is passed on */
 /* A server this close to full counts as saturated: a flow that leaves it
@@ -1097,6 +1100,8 @@ static int lost_on_down(nsim_flownet *fn, nsim_piece *p)
 static void start(nsim_flownet *fn, flow *f)
 {
     flow_cold *fc = cold_of(f);
+    if (fc->p->hop == PIECE_CUT)
+        f->rem = 0; /* cut before it started: ends as it starts */
     if (fc->fifo != 0 && !f->fifo_active) {
         srv_cold *c = &fn->sc[fc->fifo - 1];
         if (fifo_busy(fn, f)) {
@@ -1397,9 +1402,12 @@ nsim_time nsim_flownet_occupied(const nsim_flownet *fn, uint32_t id)
            (fn->s[k].n > 0 ? nsim_sim_now(fn->sim) - c->occ_since : 0);
 }
 
-void nsim_flownet_cut(nsim_flownet *fn, const nsim_piece *p)
+void nsim_flownet_cut(nsim_flownet *fn, nsim_piece *p)
 {
     uint32_t at = p->nhops > 0 ? server_known(fn, p->path[0]) : UINT32_MAX;
+    /* not on its servers yet (its start delayed, or waiting at its
+     * FIFO): it passes nothing when it starts */
+    p->hop = PIECE_CUT;
     if (at == UINT32_MAX)
         return;
     const srv *s = &fn->s[at];

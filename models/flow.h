@@ -67,9 +67,10 @@ void nsim_flownet_sync(nsim_flownet *fn);
 nsim_time nsim_flownet_occupied(const nsim_flownet *fn, uint32_t server);
 /* Piece p's flow stops now: the bytes it has not passed are never sent
  * (a go-back-N abandons the message on the wire); it ends, drains and
- * delivers as one that has passed them all. Nothing if p is not on its
- * servers (not started, or ended). */
-void nsim_flownet_cut(nsim_flownet *fn, const nsim_piece *p);
+ * delivers as one that has passed them all. One not started yet (its
+ * start delayed, or waiting at a FIFO) passes nothing when it starts.
+ * Not for a piece whose flow has ended. */
+void nsim_flownet_cut(nsim_flownet *fn, nsim_piece *p);
 /* The server's bandwidth changed, or it went down (flows crossing it are
  * dropped, and so is every later flow that would). */
 void nsim_flownet_changed(nsim_flownet *fn, uint32_t server);

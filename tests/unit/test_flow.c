@@ -511,8 +511,8 @@ static void test_falling_rate_moves_end(void)
  * wire) stops sending at once and leaves its share to the others: A and
  * B (1 MB each) share a 10 GB/s server; A is cut at 100 us with 0.5 MB
  * passed and is done then (not at 200 us); B, alone, sends its last 0.5
- * MB at 10 GB/s and ends at 150 us (not 200). A piece not on its servers
- * (done, or never sent) is left as it is. */
+ * MB at 10 GB/s and ends at 150 us (not 200). One cut before its
+ * delayed start passes nothing: done as it starts (20 us on). */
 static nsim_piece *cut_me;
 static void on_cut(nsim_sim *sim, nsim_event *ev)
 {
@@ -547,6 +547,20 @@ static void test_cut(void)
     CU_ASSERT(llabs((long long)d.at[1] - 150000000) < 10);
     nsim_piece stray = {.path = path, .nhops = 1, .bytes = 1};
     nsim_fabric_cut(r.f, &stray); /* on no server: nothing happens */
+    CU_ASSERT_EQUAL(d.n, 2);
+    /* cut before it starts (20 us of delay): it passes nothing, and is
+     * done as it starts */
+    nsim_piece *late;
+    nsim_time t0 = nsim_sim_now(r.sim);
+    CU_ASSERT_FATAL(nsim_fabric_piece(r.f, &late) == NSIM_OK);
+    *late = (nsim_piece){.path = path, .nhops = 1, .bytes = 1000000,
+                         .done = on_done, .ctx = &d, .tag = 2,
+                         .start_delay = 20000000};
+    CU_ASSERT(nsim_fabric_send_unit(r.f, late, 1, 0, NULL) == NSIM_OK);
+    nsim_fabric_cut(r.f, late);
+    CU_ASSERT(nsim_sim_run(r.sim, NSIM_TIME_MAX) == NSIM_OK);
+    CU_ASSERT_EQUAL(d.n, 3);
+    CU_ASSERT(llabs((long long)(d.at[2] - t0) - 20000000) < 10);
     rig_close(&r);
 }
 
