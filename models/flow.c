@@ -1417,9 +1417,7 @@ void nsim_flownet_cut(nsim_flownet *fn, nsim_piece *p)
         if (cold_of(f)->p != p || !f->live)
             continue;
         /* what has passed stays passed; the rest never goes */
-        nsim_time now = nsim_sim_now(fn->sim);
-        f->rem -= f->rate * (double)(now - f->t_last) / (double)NSIM_PS_PER_S;
-        f->t_last = now;
+        f->t_last = nsim_sim_now(fn->sim);
         f->rem = 0;
         set_rate(fn, f, f->rate);
         return;

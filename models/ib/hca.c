@@ -85,7 +85,7 @@ typedef struct wr_ent {
     uint32_t resume_pkts;
     /* flow fidelity: this pass's message lost by chance at wire packet
      * lost_at - 1 of the WR (drawn as it is sent); 0: not lost */
-    uint32_t lost_at, npkts_wire; /* (and the WR's wire packets) */
+    uint32_t lost_at;
     uint8_t fetched;    /* WQE fetched by the HCA */
     uint8_t assigned;   /* PSNs assigned (kept across rewinds) */
     uint8_t done_tx;    /* every packet cut in this pass */
@@ -398,32 +398,41 @@ static uint64_t wire_packets(const nsim_qp *q, uint64_t bytes)
     return bytes ? (bytes + q->wire_mtu - 1) / q->wire_mtu : 1;
 }
 
+/* Draws whether a piece of k wire packets, each lost with the sending
+ * HCA's probability p, loses any: 1 - (1 - p)^k (p itself for one, so
+ * that a packet's draw is exact). */
+static int draw_loss(nsim_hca *sender, uint64_t k)
+{
+    double p = k == 1 ? sender->loss
+                      : -expm1((double)k * log1p(-sender->loss));
+    return sender->loss > 0 && gsl_rng_uniform(sender->rng) < p;
+}
+
+static void count_lost(nsim_hca *sender, nsim_qp *q, int request)
+{
+    sender->st.packets_lost++;
+    if (request)
+        q->st.dropped++;
+}
+
 /* Is this packet (or flow-fidelity piece of bytes) lost? Injected per
  * QP and PSN (requests only; 2) and per sending HCA with a probability
- * per wire packet (1): a piece of k packets is lost when any of them is,
- * 1 - (1 - p)^k (drawn once per message with p, flow lost a message of
- * 17 packets 17 times too rarely). A flow-fidelity request message is
- * drawn as it is sent (send_flow), not here. */
+ * per wire packet (1, draw_loss: drawn once per message with p, flow
+ * lost a message of 17 packets 17 times too rarely). A flow-fidelity
+ * request message is drawn as it is sent (send_flow), not here. */
 static int lost(nsim_hca *sender, nsim_qp *q, uint32_t psn, int request,
                 uint64_t bytes)
 {
     if (request && q->drop_times > 0 && psn == q->drop_psn) {
         if (q->drop_times != UINT32_MAX)
             q->drop_times--;
-        sender->st.packets_lost++;
-        q->st.dropped++;
+        count_lost(sender, q, request);
         return 2;
     }
     uint64_t k = wire_packets(q, bytes);
-    if (request && k > 1)
-        return 0; /* a flow-fidelity message: drawn as it was sent */
-    double p = k == 1 ? sender->loss
-                      : -expm1((double)k * log1p(-sender->loss));
-    if (!(sender->loss > 0 && gsl_rng_uniform(sender->rng) < p))
-        return 0;
-    sender->st.packets_lost++;
-    if (request)
-        q->st.dropped++;
+    if ((request && k > 1) || !draw_loss(sender, k))
+        return 0; /* (a flow-fidelity message: drawn as it was sent) */
+    count_lost(sender, q, request);
     return 1;
 }
 
@@ -1310,12 +1319,10 @@ static int send_flow(nsim_hca *h, nsim_qp *q, wr_ent *e, nsim_piece *p,
      * sends on behind it until the NAK comes, as go-back-N does */
     uint64_t k = wire_packets(q, n);
     e->lost_at = 0;
-    if (h->loss > 0 && k > 1 &&
-        gsl_rng_uniform(h->rng) < -expm1((double)k * log1p(-h->loss))) {
+    if (k > 1 && draw_loss(h, k)) {
         uint64_t j = first_lost(h, k);
         uint64_t before = (e->wr.bytes - n) / q->wire_mtu;
         e->lost_at = (uint32_t)(before + j + 1);
-        e->npkts_wire = (uint32_t)(before + k);
         if (j + 2 < k)
             n = (j + 2) * q->wire_mtu;
     }
@@ -1697,6 +1704,17 @@ static void rx_read(nsim_qp *q, nsim_qp *r, nsim_piece *p, int dup)
     respond(q, r, e, p->tag, mr);
 }
 
+/* A request packet past the expected PSN: a sequence error, NAKed once
+ * until the expected one comes. */
+static void rx_out_of_seq(nsim_qp *q, nsim_qp *r, uint64_t tag)
+{
+    r->st.rx_out_of_seq++;
+    if (!r->nak_sent) {
+        r->nak_sent = 1;
+        send_ack(q, PK_NAK_SEQ, tag, r->epsn);
+    }
+}
+
 /* A flow-fidelity message (piece p of WR e) lost by chance as it was
  * sent (send_flow): its packets before the first lost one reached
  * memory, so the go-back resends from there (the WR's resume_pkts,
@@ -1710,8 +1728,7 @@ static void flow_lost(nsim_qp *q, nsim_qp *r, const nsim_piece *p,
     uint32_t at = e->lost_at - 1;
     uint32_t psn = TAG_PSN(p->tag);
     e->lost_at = 0;
-    q->h->st.packets_lost++;
-    q->st.dropped++;
+    count_lost(q->h, q, 1);
     if (TAG_EPOCH(p->tag) != (q->epoch & 15u) || psn != r->epsn)
         return;
     /* the packets of this pass before the lost one came in order: a NAK
@@ -1720,12 +1737,9 @@ static void flow_lost(nsim_qp *q, nsim_qp *r, const nsim_piece *p,
     if (at > e->resume_pkts)
         r->nak_sent = 0;
     e->resume_pkts = at;
-    if (at + 1 < e->npkts_wire && !r->nak_sent &&
-        r->state >= NSIM_QPS_RTR && r->state != NSIM_QPS_ERR) {
-        r->st.rx_out_of_seq++;
-        r->nak_sent = 1;
-        send_ack(q, PK_NAK_SEQ, p->tag, r->epsn);
-    }
+    if (at + 1 < wire_packets(q, e->wr.bytes) &&
+        r->state >= NSIM_QPS_RTR && r->state != NSIM_QPS_ERR)
+        rx_out_of_seq(q, r, p->tag);
 }
 
 static void on_wire_done(nsim_sim *sim, nsim_piece *p)
@@ -1758,11 +1772,7 @@ static void on_wire_done(nsim_sim *sim, nsim_piece *p)
         else
             ack_maybe(q, r, p->tag, (p->hdr_flags & NSIM_PIECE_LAST) != 0);
     } else {
-        r->st.rx_out_of_seq++;
-        if (!r->nak_sent) {
-            r->nak_sent = 1;
-            send_ack(q, PK_NAK_SEQ, p->tag, r->epsn);
-        }
+        rx_out_of_seq(q, r, p->tag);
     }
 }
 

@@ -135,11 +135,11 @@ static int folds_around(const nsim_plan_req *req)
 
 /* The first fault that keeps req's plan from folding, or -1 (*why, if
  * not NULL, gets the reason): one in the fabric between hosts. A ring or
- * a tree folds around one place (random loss on a NIC is one); an AllToAll around one
- * host's NIC or links (the struck host and a partner each send and
- * receive what a host does), not around a QP error on ranks'
- * connections (the struck connection would stand for its twins to every
- * host) nor around more hosts than one; SendRecv around the pair the
+ * a tree folds around one place (random loss on a NIC is one); an
+ * AllToAll around one host's NIC or links (the struck host and a
+ * partner each send and receive what a host does), not around a QP
+ * error on ranks' connections (the struck connection would stand for
+ * its twins to every host) nor around more hosts than one; SendRecv around the pair the
  * faults strike, where the fold's planning finds one (fold.c). Plans
  * that never fold (Broadcast, Reduce, NVLS on one host) say why
  * themselves. */
