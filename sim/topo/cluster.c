@@ -48,6 +48,12 @@ typedef struct fabric {
     nic_ref *nics;
     uint32_t nnics, nhosts, nrails, radix, down, up, leaves_per_group;
     uint32_t ngroups; /* rails (rail-fat-tree) or 1 */
+    uint32_t host_nics;      /* the most NICs on one host */
+    uint32_t hosts_per_leaf; /* fat-tree: whole hosts a leaf takes, or 0
+                              * (a host larger than a leaf's ports down:
+                              * its NICs fill leaves one after another) */
+    uint32_t cables, spines; /* each leaf to each spine: cables; spines x
+                              * cables = up */
     double port_bw;
     nsim_link_type lt;
     nsim_time sw_lat, cable_lat;
@@ -70,6 +76,8 @@ static int collect_nics(fabric *f)
                             d->name);
         k = (uint32_t)d->host == last_host ? k + 1 : 0;
         last_host = (uint32_t)d->host;
+        if (k + 1 > f->host_nics)
+            f->host_nics = k + 1;
         nic_ref *r = &f->nics[f->nnics++];
         *r = (nic_ref){i, (uint32_t)d->host,
                        d->rail >= 0 ? (uint32_t)d->rail : k, d->nic_ports};
@@ -89,7 +97,23 @@ static int collect_nics(fabric *f)
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-/* Leaves per group for radix k; 0 if two levels cannot hold them. */
+/* The largest divisor of n that is at most cap (cap >= 1). */
+static uint32_t divisor_at_most(uint32_t n, uint32_t cap)
+{
+    for (uint32_t c = cap < n ? cap : n; c > 1; c--)
+        if (n % c == 0)
+            return c;
+    return 1;
+}
+
+/* Sizes the tree for radix k: ports down and up a leaf, leaves per group,
+ * spines and the cables from each leaf to each spine; 0 if two levels
+ * cannot hold them. A fat-tree's leaf takes whole hosts (a host's NICs
+ * under one leaf, as clusters are cabled), and its uplinks are the same
+ * share of the ports it uses down as K - d is of d; the uplinks are
+ * exactly up cables, spread evenly over the spines (the largest number of
+ * cables per leaf and spine that divides up and keeps a spine's ports
+ * within k). */
 static int size_tree(fabric *f, uint32_t k)
 {
     double r = f->cfg->oversub >= 1 ? f->cfg->oversub : 1;
@@ -98,13 +122,28 @@ static int size_tree(fabric *f, uint32_t k)
     if (f->down == 0 || f->down >= k)
         return 0;
     f->up = k - f->down;
-    uint32_t per_group = f->cfg->kind == NSIM_FABRIC_RAIL_FAT_TREE
-                             ? f->nhosts
-                             : f->nnics;
-    f->ngroups = f->cfg->kind == NSIM_FABRIC_RAIL_FAT_TREE ? f->nrails : 1;
-    f->leaves_per_group = ceil_div(per_group, f->down);
+    f->hosts_per_leaf = 0;
+    /* what a leaf's ports down take: hosts (one NIC each, or all of
+     * them) or NICs */
+    uint32_t units = f->nnics, per_leaf = f->down;
+    f->ngroups = 1;
+    if (f->cfg->kind == NSIM_FABRIC_RAIL_FAT_TREE) {
+        units = f->nhosts;
+        f->ngroups = f->nrails;
+    } else if (f->host_nics > 0 && f->host_nics <= f->down) {
+        f->hosts_per_leaf = per_leaf = f->down / f->host_nics;
+        uint32_t used = f->hosts_per_leaf * f->host_nics;
+        f->up = (uint32_t)(((uint64_t)used * f->up + f->down - 1) / f->down);
+        f->down = used;
+        units = f->nhosts;
+    }
+    f->leaves_per_group = ceil_div(units, per_leaf);
     uint64_t leaves = (uint64_t)f->leaves_per_group * f->ngroups;
-    return leaves <= k || leaves == 1;
+    if (leaves > k && leaves != 1)
+        return 0;
+    f->cables = divisor_at_most(f->up, leaves ? k / (uint32_t)leaves : 1);
+    f->spines = f->up / f->cables;
+    return 1;
 }
 
 static int pick_radix(fabric *f)
@@ -160,12 +199,15 @@ static int build_single(fabric *f)
 }
 
 /* Leaf of NIC i: its rail's group (rail-fat-tree) and its host's slot,
- * or the i-th NIC's slot (fat-tree). */
+ * its host's (fat-tree), or the i-th NIC's slot (a fat-tree whose hosts
+ * are larger than a leaf). */
 static uint32_t leaf_of(const fabric *f, uint32_t i)
 {
     const nic_ref *r = &f->nics[i];
     if (f->cfg->kind == NSIM_FABRIC_RAIL_FAT_TREE)
         return r->rail * f->leaves_per_group + r->host / f->down;
+    if (f->hosts_per_leaf != 0)
+        return r->host / f->hosts_per_leaf;
     return i / f->down;
 }
 
@@ -188,10 +230,9 @@ static int build_tree(fabric *f, uint32_t *leaf)
                                     f->err));
     if (nleaves == 1)
         return NSIM_OK;
-    /* every leaf joins every spine with c parallel cables */
-    uint32_t c = f->radix / nleaves ? f->radix / nleaves : 1;
-    uint32_t nspines = ceil_div(f->up, c);
-    for (uint32_t s = 0; s < nspines; s++) {
+    /* every leaf joins every spine with the same parallel cables */
+    uint32_t c = f->cables;
+    for (uint32_t s = 0; s < f->spines; s++) {
         uint32_t sp;
         snprintf(name, sizeof name, "spine.%u", s);
         NSIM_TRY(add_switch(f, name, f->radix, &sp));

@@ -9,12 +9,18 @@
  *                  rail each (NIC k of every node goes to a rail-k leaf),
  *                  every leaf joins every spine. With radix K and
  *                  oversubscription R, a leaf has d = floor(K R / (R+1))
- *                  ports down and K - d up; leaves = rails x ceil(nodes /
- *                  d); parallel leaf-spine cables are one link of that
- *                  count. Two levels fit while leaves <= K; radix 0 picks
- *                  the smallest power of two >= 64 that fits.
- *   fat-tree       the same, with leaves filled host after host (no rail
- *                  alignment).
+ *                  ports down and u = K - d up; leaves = rails x
+ *                  ceil(nodes / d); each leaf joins each spine with the
+ *                  same c parallel cables, one link of that count (c the
+ *                  largest divisor of u with leaves x c <= K: u / c
+ *                  spines, exactly u uplinks). Two levels fit while
+ *                  leaves <= K; radix 0 picks the smallest power of two
+ *                  >= 64 that fits.
+ *   fat-tree       the same without rail alignment: a leaf takes whole
+ *                  hosts (floor(d / NICs a host) of them, all of a
+ *                  host's NICs under one leaf) and as many uplinks as
+ *                  u is of d for the ports it uses down; a host with more
+ *                  NICs than d fills leaves NIC after NIC.
  * Routing is recorded by the link type, without new fields: "roce" links
  * mean ECMP hashing over the equal-cost paths that the routes keep (the
  * QP number enters the hash, so more QPs spread better); "ib" links mean

@@ -231,3 +231,14 @@ nsim_expect(cli.fold.chain_packet 0
                 --timing
             NOT_OUT "folded"
             ERR "not folded: a Broadcast or Reduce chain folds in flow fidelity only")
+# A fat tree without rails: a leaf takes whole hosts (five HGX H200 at
+# 2:1), so hosts are alike and the ring folds, from a host whose played
+# hops both cross the spine (before, hosts straddled leaves: never).
+set(FT_ROW "\n +268435456 +524288 +float +none +-1 +1117\\.49 ")
+nsim_expect(cli.fold.fat_tree 0
+            CMD ${NCCLSIM} run ${D}/fold-fattree.json --timing
+            OUT "# folded: 2 of 16 hosts played.*${FT_ROW}"
+            ERR "folded: 2 of 16 hosts played from host 4 \\(192 of 256 NET connections have a faster route")
+nsim_expect(cli.fold.fat_tree_off 0
+            CMD ${NCCLSIM} run ${D}/fold-fattree.json --fold off
+            OUT "\n +268435456 +524288 +float +none +-1 +1115\\.75 ")

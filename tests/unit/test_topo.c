@@ -4,6 +4,7 @@
  * follow NCCL's preference with equal-cost choices kept, units, and every
  * bad file in tests/data/bad_topo fails with its expected message.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +256,110 @@ static void test_routes_cluster_net(void)
     CU_ASSERT(multi > 0); /* some pairs cross the spines */
     CU_ASSERT(multi < checked); /* and some share a leaf */
     nsim_topo_destroy(t);
+}
+
+/* A built fat tree's shape: per leaf, the cables down (NIC ports) and up
+ * (to spines), the spines' ports, and which leaves a host's NICs reach. */
+static void fabric_shape(const nsim_topo *t, uint32_t radix, double oversub,
+                         int whole_hosts)
+{
+    uint32_t nd = nsim_topo_ndevices(t), up0 = 0, leaves = 0;
+    uint32_t *down = calloc(nd, sizeof *down), *up = calloc(nd, sizeof *up);
+    int32_t *host_leaf = malloc(nd * sizeof *host_leaf);
+    CU_ASSERT_FATAL(down != NULL && up != NULL && host_leaf != NULL);
+    for (uint32_t d = 0; d < nd; d++)
+        host_leaf[d] = -1;
+    for (uint32_t i = 0; i < nsim_topo_nlinks(t); i++) {
+        const nsim_link *l = nsim_topo_link(t, i);
+        const nsim_device *a = nsim_topo_device(t, l->src);
+        const nsim_device *b = nsim_topo_device(t, l->dst);
+        if (a->type == NSIM_DEV_NIC && b->type == NSIM_DEV_SWITCH) {
+            down[l->dst] += l->count;
+            if (whole_hosts) {
+                int32_t *hl = &host_leaf[a->host];
+                CU_ASSERT(*hl < 0 || *hl == (int32_t)l->dst);
+                *hl = (int32_t)l->dst;
+            }
+        } else if (a->type == NSIM_DEV_SWITCH &&
+                   b->type == NSIM_DEV_SWITCH &&
+                   strncmp(a->name, "leaf", 4) == 0) {
+            up[l->src] += l->count; /* the leaf's uplinks */
+            up[l->dst] += l->count; /* the spine's ports */
+        }
+    }
+    uint32_t full = 0; /* the most ports a leaf uses down */
+    for (uint32_t d = 0; d < nd; d++)
+        full = down[d] > full ? down[d] : full;
+    for (uint32_t d = 0; d < nd; d++) {
+        const nsim_device *dv = nsim_topo_device(t, d);
+        if (dv->type != NSIM_DEV_SWITCH)
+            continue;
+        if (strncmp(dv->name, "spine", 5) == 0) {
+            CU_ASSERT(up[d] <= radix);
+            continue;
+        }
+        leaves++;
+        CU_ASSERT(down[d] + up[d] <= radix);
+        if (up0 == 0)
+            up0 = up[d];
+        CU_ASSERT_EQUAL(up[d], up0); /* every leaf alike above */
+        /* a full leaf: down to up as asked, within a port's rounding */
+        if (down[d] == full && up[d] > 0)
+            CU_ASSERT(fabs((double)down[d] / up[d] - oversub) <=
+                      oversub / up[d] + 0.1);
+    }
+    CU_ASSERT(leaves > 1);
+    free(down);
+    free(up);
+    free(host_leaf);
+}
+
+/* topo build's fat trees: a fat-tree's leaf takes whole hosts (all of a
+ * host's NICs under one leaf; hosts split across leaves were neither how
+ * clusters are cabled nor alike, so no run folded), each leaf has exactly
+ * its uplinks (K - d of them, or that share of the ports a fat-tree leaf
+ * uses down: the parallel cables to each spine were rounded up, so an
+ * oversubscription of 2 built 1.56), spread evenly over the spines. */
+static void test_fabric_sizes(void)
+{
+    static const struct {
+        const char *preset;
+        uint32_t nodes;
+        nsim_fabric_kind kind;
+        double oversub;
+        uint32_t radix, leaves, uplinks;
+    } c[] = {
+        {"hgx-h200", 32, NSIM_FABRIC_FAT_TREE, 2, 64, 7, 21},
+        {"hgx-h200", 256, NSIM_FABRIC_FAT_TREE, 2, 64, 52, 21},
+        {"dgx-a100", 128, NSIM_FABRIC_FAT_TREE, 1, 64, 32, 32},
+        {"pcie-8xl40s", 100, NSIM_FABRIC_FAT_TREE, 1.5, 64, 6, 26},
+        {"dgx-h100", 40, NSIM_FABRIC_RAIL_FAT_TREE, 1, 64, 16, 32},
+        {"dgx-h100", 256, NSIM_FABRIC_RAIL_FAT_TREE, 2, 64, 56, 22},
+        {"hgx-h200", 64, NSIM_FABRIC_RAIL_FAT_TREE, 3, 64, 16, 16},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        nsim_err err = {0};
+        nsim_topo *t = NULL;
+        nsim_fabric_cfg cfg = {c[i].kind, 0, c[i].oversub, 0, 0, 0};
+        NSIM_ASSERT_OK(nsim_cluster_build(c[i].preset, c[i].nodes, &cfg, &t,
+                                          &err));
+        fabric_shape(t, c[i].radix, c[i].oversub,
+                     c[i].kind == NSIM_FABRIC_FAT_TREE);
+        uint32_t leaves = 0, l0 = 0, up = 0;
+        for (uint32_t d = 0; d < nsim_topo_ndevices(t); d++)
+            if (strncmp(nsim_topo_device(t, d)->name, "leaf", 4) == 0 &&
+                leaves++ == 0)
+                l0 = d;
+        for (uint32_t k = 0; k < nsim_topo_nlinks(t); k++) {
+            const nsim_link *l = nsim_topo_link(t, k);
+            if (l->src == l0 &&
+                nsim_topo_device(t, l->dst)->type == NSIM_DEV_SWITCH)
+                up += l->count;
+        }
+        CU_ASSERT_EQUAL(leaves, c[i].leaves);
+        CU_ASSERT_EQUAL(up, c[i].uplinks);
+        nsim_topo_destroy(t);
+    }
 }
 
 /* Two spines between two leaves: both paths are kept for ECMP. */
@@ -531,6 +636,8 @@ CU_TestInfo nsim_test_topo[] = {
     {"between NICs no host is a transit", test_routes_hosts_are_not_transit},
     {"InfiniBand paths: one stride spreads over the spines",
      test_routes_ib_pick_spreads},
+    {"fat trees: whole hosts a leaf, its uplinks as asked",
+     test_fabric_sizes},
     {"bad files fail with their message", test_bad_files},
     {"units", test_units},
     CU_TEST_INFO_NULL,
