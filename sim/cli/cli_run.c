@@ -461,10 +461,16 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 fprintf(stderr, " (%u of %u NET connections have a faster "
                                 "route than the played, by up to %.2f us: "
                                 "%.2f us over the ring's laps, where it is "
-                                "latency-bound)",
+                                "latency-bound%s)",
                         f->net_unlike, f->net_conns,
                         (double)f->lat_diff_ps / 1e6,
-                        (double)f->lat_added_ps / 1e6);
+                        (double)f->lat_added_ps / 1e6,
+                        r->pred_us > 0 && (double)f->lat_added_ps / 1e6 >
+                                              NSIM_FOLD_LAT_TOL * r->pred_us
+                            ? "; past the 1 % of NCCL's estimate a fold may "
+                              "add, folded as --fold on asks: the row errs "
+                              "long by about that"
+                            : "");
             if (f->bytes_diff > 0)
                 fprintf(stderr, " (the size does not divide evenly: every "
                                 "chunk played at its largest, as the size "

@@ -600,6 +600,7 @@ int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         fill_row(s, bytes, pred, nch, row);
     } else {
         req.fold_row_ps = pred > 0 ? (nsim_time)(pred * 1e6) : 0;
+        req.fold_lat_any = s->fold == NSIM_FOLD_ON;
         NSIM_TRY(simulate(s, o, bytes, &req, row, kept_plan, kept_res, err));
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -670,6 +670,17 @@ static int choose_played(fold *f, const nsim_plan *p, nsim_fold_info *fi)
     }
     if (best == 0)
         return 0; /* the hosts to play fit in no period (choose_base) */
+    if (p->req.fold_lat_any) {
+        /* asked to fold whatever the latency: the best period again */
+        int rc = try_period(f, p, fi, best);
+        if (rc == 1)
+            rc = choose_base(f, p, fi, &lap);
+        if (rc != 1)
+            return rc;
+        fi->lat_added_ps = lap * laps;
+        fi->why_not[0] = '\0';
+        return 1;
+    }
     return refuse(fi, "a latency-bound ring across leaves: the played "
                       "routes add %.2f us or more (%.1f %% of NCCL's "
                       "estimate), %u hosts played",

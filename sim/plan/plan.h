@@ -190,6 +190,10 @@ typedef struct nsim_plan_req {
      * against which the fold weighs what its played routes add
      * (fold.h, NSIM_FOLD_LAT_TOL) */
     nsim_time fold_row_ps;
+    /* A ring to be folded: 1 folds it past NSIM_FOLD_LAT_TOL too, on the
+     * period whose played routes add least (`--fold on`: the row then
+     * errs long, by about lat_added_ps) */
+    uint32_t fold_lat_any;
     /* A ring to be folded: hosts it must play (where the run's faults
      * strike, fold.h), nfold_play of them, sorted, or none: the played
      * hosts, consecutive, then cover them all or the ring does not fold.

@@ -242,3 +242,15 @@ nsim_expect(cli.fold.fat_tree 0
 nsim_expect(cli.fold.fat_tree_off 0
             CMD ${NCCLSIM} run ${D}/fold-fattree.json --fold off
             OUT "\n +268435456 +524288 +float +none +-1 +1115\\.75 ")
+# Latency-bound there (4 MiB): the played hops' spine crossings would add
+# 2.1 % of NCCL's estimate, so auto plays every host and says why; on
+# folds all the same and says the row errs long.
+nsim_expect(cli.fold.fat_tree_latency 0
+            CMD ${NCCLSIM} run ${D}/fold-fattree.json --timing -b 4M -e 4M
+            OUT "\n +4194304 +8192 +float +none +-1 +339\\.59 " NOT_OUT "folded"
+            ERR "not folded: a latency-bound ring across leaves: the played routes add 6\\.24 us or more \\(2\\.1 % of NCCL's estimate\\)")
+nsim_expect(cli.fold.fat_tree_latency_on 0
+            CMD ${NCCLSIM} run ${D}/fold-fattree.json --timing -b 4M -e 4M
+                --fold on
+            OUT "# folded: 2 of 16 hosts played.*\n +4194304 +8192 +float +none +-1 +340\\.95 "
+            ERR "6\\.24 us over the ring's laps, where it is latency-bound; past the 1 % of NCCL's estimate a fold may add, folded as --fold on asks: the row errs long by about that")

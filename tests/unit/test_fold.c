@@ -288,7 +288,8 @@ static void test_fold_plays_the_slowest_route(void)
  * given the size's predicted time, the fold plays a longer run of hosts,
  * the fewest that keep what its routes add under NSIM_FOLD_LAT_TOL of
  * it, and the folded ring comes within a percent of the whole one; with
- * no predicted time it plays two; past half the hosts it refuses. */
+ * no predicted time it plays two; past half the hosts it refuses, unless
+ * asked to fold whatever the latency (--fold on). */
 static void test_fold_latency_bound_plays_more_hosts(void)
 {
     nsim_topo *t = cluster(16, 16);
@@ -328,10 +329,24 @@ static void test_fold_latency_bound_plays_more_hosts(void)
     CU_ASSERT_EQUAL(fi.played, fi.hosts);
     CU_ASSERT_PTR_NOT_NULL(strstr(fi.why_not, "latency-bound ring across "
                                               "leaves"));
+    /* --fold on: folded all the same, on the period that adds least (the
+     * longest, as above), what it adds said: the row errs long */
+    r.fold_lat_any = 1;
+    nsim_plan *any = plan(t, &r);
+    NSIM_ASSERT_OK(nsim_plan_fold(t, any, &fi, &err));
+    CU_ASSERT_EQUAL(fi.played, 8);
+    CU_ASSERT_EQUAL(fi.first_played, 7);
+    CU_ASSERT(fi.lat_added_ps > 0 &&
+              (double)fi.lat_added_ps > NSIM_FOLD_LAT_TOL * 1000000);
+    CU_ASSERT_EQUAL(fi.why_not[0], '\0');
+    check_folded_shape(t, any, &fi, 8);
+    double on = (double)run(t, any, NSIM_FIDELITY_FLOW);
+    CU_ASSERT(on >= b && on < 1.01 * b); /* long, by about what it adds */
     nsim_plan_destroy(whole);
     nsim_plan_destroy(two);
     nsim_plan_destroy(more);
     nsim_plan_destroy(none);
+    nsim_plan_destroy(any);
     nsim_topo_destroy(t);
 }
 
