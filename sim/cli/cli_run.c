@@ -601,6 +601,19 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
         /* before the run, which may then take minutes */
         fprintf(stderr, "# note: every host of %u played: %s\n",
                 nsim_topo_nhosts(s->topo), why);
+    if (!ro->analytic && nsizes > 0 && s->fidelity == NSIM_FIDELITY_PACKET) {
+        /* packet fidelity (the default) where auto would pick flow:
+         * said before a run that grows with the packets (README
+         * "Fidelity"; 2,048 GPUs took minutes a size) */
+        double pk = nsim_run_packets_estimate(s, sizes[nsizes - 1]);
+        if (pk > (double)s->params.flow_auto_packets)
+            fprintf(stderr, "# note: packet fidelity moves about %.0f M "
+                            "packets at %llu B, past the %.0f M where "
+                            "--fidelity auto picks flow (far fewer events "
+                            "at this scale)\n",
+                    pk / 1e6, (unsigned long long)sizes[nsizes - 1],
+                    (double)s->params.flow_auto_packets / 1e6);
+    }
     int rc = NSIM_OK;
     for (size_t i = 0; i < nsizes; i++) {
         if (kp != NULL) { /* keep only the largest size's details */

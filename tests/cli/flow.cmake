@@ -29,3 +29,17 @@ nsim_expect(cli.flow.timing_solver 0
             CMD ${NCCLSIM} run ${NSIM_TESTS}/data/cluster-2node.json
                 --fidelity flow -b 16M -e 16M --timing
             ERR "fidelity flow \\([1-9][0-9]* flows, [1-9][0-9]* of them twins; [1-9][0-9]* recomputes visiting [1-9][0-9]* flows\\)")
+# Packet fidelity (the default) where auto would pick flow says so before
+# the run (which at thousands of GPUs takes minutes a size); auto and
+# flow do not. --max-events stops each before its first event.
+nsim_expect(cli.flow.packet_note 1
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 4G -e 4G
+                --max-events 1000
+            ERR "^# note: packet fidelity moves about 31 M packets at 4294967296 B, past the 30 M where --fidelity auto picks flow \\(far fewer events at this scale\\)\nncclsim: [^\n]*over the event budget")
+nsim_expect(cli.flow.packet_note_small 0
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 1G -e 1G
+                --quiet ERR "^$")
+nsim_expect(cli.flow.packet_note_auto 1
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 4G -e 4G
+                --max-events 1000 --fidelity auto
+            ERR "^ncclsim: [^\n]*over the event budget")
