@@ -70,10 +70,26 @@ double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes)
     return bus * (double)n / 4096.0;
 }
 
+/* The NET connections of an AllToAll with every host playing: one from
+ * each rank to each rank off its host. */
+static uint64_t alltoall_whole_conns(const nsim_scenario *s)
+{
+    uint64_t n = nsim_topo_nranks(s->topo), hosts = nsim_topo_nhosts(s->topo);
+    uint64_t per_host = hosts ? (n + hosts - 1) / hosts : n;
+    return n * (n > per_host ? n - per_host : 0);
+}
+
 nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
 {
     if (s->fidelity != NSIM_FIDELITY_AUTO)
         return s->fidelity;
+    /* an AllToAll whose every host's connections pass the memory budget:
+     * packet would not fit whatever the size (flow folds it where the
+     * hosts are alike, README "Folding") */
+    if (s->coll == NSIM_COLL_ALLTOALL && nsim_topo_nhosts(s->topo) > 1 &&
+        nsim_exec_state_bytes(alltoall_whole_conns(s), 0, 0) >
+            memory_budget(s))
+        return NSIM_FIDELITY_FLOW;
     return nsim_run_packets_estimate(s, bytes) >
                    (double)s->params.flow_auto_packets
                ? NSIM_FIDELITY_FLOW
@@ -376,6 +392,19 @@ static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
     uint64_t need = nsim_exec_state_bytes(net, 0, 0);
     if (need <= max_mem)
         return NSIM_OK;
+    /* what would fold it: alike hosts, with flow fidelity or --fold on */
+    const char *hint = "simulate an AllToAll group of fewer ranks";
+    nsim_plan_req r = *req;
+    nsim_fold_info fi = {0};
+    nsim_err e;
+    r.compact_ops = 1;
+    if (!req->fold_senders &&
+        nsim_plan_fold_prepare(s->topo, &r, &fi, &e) == NSIM_OK &&
+        r.fold_senders)
+        hint = s->fold == NSIM_FOLD_OFF
+                   ? "simulate an AllToAll group of fewer ranks"
+                   : "use --fidelity flow (or --fold on), which folds it "
+                     "onto two hosts' sends";
     char needs[32], have[32];
     nsim_units_format_size(need, needs, sizeof needs);
     nsim_units_format_size(max_mem, have, sizeof have);
@@ -384,11 +413,12 @@ static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
                     "%llu NET connections (%llu%s sending ranks, each to "
                     "every rank off its host), about %s of simulation "
                     "state, before any plan; --max-memory is %s%s; raise "
-                    "it, or simulate an AllToAll group of fewer ranks",
+                    "it, or %s",
                     (unsigned long long)net, (unsigned long long)senders,
                     req->fold_senders ? " played" : "", needs, have,
                     s->max_memory ? "" : " (the default: 75% of the "
-                                         "memory available)");
+                                         "memory available)",
+                    hint);
 }
 
 /* The chain of req folded onto m hosts (fold.h), run: its GPU time in

@@ -73,3 +73,16 @@ nsim_expect(cli.budget.alltoall_early 1
 nsim_expect(cli.budget.alltoall_early_folded 1
             CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 4M
             ERR "this AllToAll needs at least 384 NET connections \\(16 played sending ranks")
+# Every host's AllToAll over the budget where a flow run would fold it:
+# the message says so, and --fidelity auto picks flow (which folds) for
+# it whatever its packets (20 MiB: packet, every host)
+nsim_expect(cli.budget.alltoall_suggests_flow 1
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 4M --fidelity packet
+            ERR "768 NET connections \\(32 sending ranks[^\n]*; raise it, or use --fidelity flow \\(or --fold on\\), which folds it onto two hosts' sends\n$")
+nsim_expect(cli.budget.alltoall_auto_flow 0
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 12M --fidelity auto --timing
+            OUT "# folded: 2 of 4 hosts played"
+            ERR "fidelity flow \\([^\n]*folded: 2 of 4 hosts played")
+nsim_expect(cli.budget.alltoall_auto_packet 0
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 20M --fidelity auto --timing
+            NOT_OUT "folded" ERR "# timing: 1048576 B: [^\n]*events/s\n")
