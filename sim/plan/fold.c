@@ -35,21 +35,29 @@ int nsim_plan_req_is_chain(const nsim_plan_req *req)
     return req->algo == NSIM_ALGO_RING && nsim_coll_has_root(req->coll);
 }
 
-/* Device i of host h and device i of host h' are compared and mapped
- * (nsim_topo_host_devices lists a host's devices in id order). */
+/* Device i of host h and device i of host h' are compared and mapped.
+ * A "host" here is NCCL's node: a host, or the hosts one NVLink domain
+ * joins (MNNVL, as a GB200 NVL72 rack): a ring's fold then plays whole
+ * domains. Its devices are listed in id order. */
 typedef struct hostmap {
     nsim_topo *t;
-    uint32_t nhosts, ndev; /* hosts, devices per host */
+    uint32_t nhosts, ndev; /* hosts (nodes), devices per host */
     uint32_t per_host;     /* ranks per host */
     uint32_t *local;       /* per device: its index on its host, or
                             * UINT32_MAX (a fabric switch) */
+    uint32_t *devs;        /* host h's devices at [h * ndev] */
 } hostmap;
+
+static void hostmap_free(hostmap *hm)
+{
+    free(hm->local);
+    free(hm->devs);
+}
 
 /* Device i of host h. */
 static uint32_t host_dev(const hostmap *hm, uint32_t h, uint32_t i)
 {
-    uint32_t n;
-    return nsim_topo_host_devices(hm->t, (int32_t)h, &n)[i];
+    return hm->devs[(size_t)h * hm->ndev + i];
 }
 
 /* A fold of period m hosts (gm = per_host x m ranks): host h is played
@@ -75,32 +83,45 @@ NSIM_PRINTF(2, 3) static int refuse(nsim_fold_info *fi, const char *fmt, ...)
     return 0;
 }
 
+/* Device d's host in the fold's sense (its NCCL node), -1 off hosts. */
 static int32_t dev_host(nsim_topo *t, uint32_t d)
 {
-    return nsim_topo_device(t, d)->host;
+    int32_t h = nsim_topo_device(t, d)->host;
+    return h < 0 ? -1 : (int32_t)nsim_topo_host_node(t, h);
 }
 
-/* Fills hm; 1 when the hosts are numbered 0..N-1 and each has the same
- * number of devices and ranks, 0 (with why) otherwise, NSIM_ENOMEM. */
+/* Fills hm; 1 when the hosts (NCCL's nodes) each have the same number
+ * of devices and ranks, ranks numbered host by host, 0 (with why)
+ * otherwise, NSIM_ENOMEM. */
 static int hostmap_build(nsim_topo *t, uint32_t nranks, hostmap *hm,
                          nsim_fold_info *fi)
 {
-    uint32_t nd = nsim_topo_ndevices(t), nh = nsim_topo_nhosts(t), n;
+    uint32_t nd = nsim_topo_ndevices(t), nh = nsim_topo_nnodes(t);
     hm->t = t;
     hm->nhosts = nh;
     hm->local = malloc((nd ? nd : 1) * sizeof *hm->local);
-    if (hm->local == NULL)
+    uint32_t *count = calloc(nh ? nh : 1, sizeof *count);
+    if (hm->local == NULL || count == NULL) {
+        free(count);
+        return NSIM_ENOMEM;
+    }
+    for (uint32_t d = 0; d < nd; d++) {
+        int32_t h = dev_host(t, d);
+        hm->local[d] = h < 0 ? UINT32_MAX : count[h]++;
+    }
+    hm->ndev = count[0];
+    for (uint32_t h = 0; h < nh; h++)
+        if (count[h] != hm->ndev || count[h] == 0) {
+            free(count);
+            return refuse(fi, "hosts have different numbers of devices");
+        }
+    free(count);
+    hm->devs = malloc(((size_t)nh * hm->ndev + 1) * sizeof *hm->devs);
+    if (hm->devs == NULL)
         return NSIM_ENOMEM;
     for (uint32_t d = 0; d < nd; d++)
-        hm->local[d] = UINT32_MAX;
-    (void)nsim_topo_host_devices(t, 0, &hm->ndev);
-    for (uint32_t h = 0; h < nh; h++) {
-        const uint32_t *hd = nsim_topo_host_devices(t, (int32_t)h, &n);
-        if (n != hm->ndev || n == 0)
-            return refuse(fi, "hosts have different numbers of devices");
-        for (uint32_t i = 0; i < n; i++)
-            hm->local[hd[i]] = i;
-    }
+        if (hm->local[d] != UINT32_MAX)
+            hm->devs[(size_t)dev_host(t, d) * hm->ndev + hm->local[d]] = d;
     hm->per_host = nranks / nh;
     if (nranks % nh != 0)
         return refuse(fi, "hosts have different numbers of GPUs");
@@ -1189,7 +1210,7 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
                      "around one",
                req->nfold_play);
     }
-    free(hm.local);
+    hostmap_free(&hm);
     if (rc == NSIM_ENOMEM)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory (fold)");
     return NSIM_OK;
@@ -1504,12 +1525,23 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         return refuse(fi, "only ring AllReduce, AllGather, ReduceScatter, "
                           "Broadcast and Reduce, Tree and NVLSTree "
                           "AllReduce, AllToAll and SendRecv fold");
-    if (nsim_topo_nnodes(t) != nh)
-        return refuse(fi, "NVLink domains span hosts");
+    /* a ring plays whole NVLink domains where they span hosts (MNNVL):
+     * the fold's hosts are NCCL's nodes; faults name hosts, and a chain
+     * adds a host's delay, so those fold on plain hosts only */
+    uint32_t per_node = 1;
+    if (nsim_topo_nnodes(t) != nh) {
+        if (chain || p->req.nfold_play > 0 || p->req.nfold_links > 0)
+            return refuse(fi, "NVLink domains span hosts");
+        per_node = nh / nsim_topo_nnodes(t);
+        nh = nsim_topo_nnodes(t);
+        if (nh * per_node != fi->hosts)
+            return refuse(fi, "NVLink domains of different sizes");
+    }
     if (chain)
         return fold_chain(t, p, fi, hm);
     if (nh < 4)
-        return refuse(fi, "fewer than 4 hosts");
+        return refuse(fi, per_node > 1 ? "fewer than 4 NVLink domains"
+                                       : "fewer than 4 hosts");
     int rc = hostmap_build(t, p->nranks, hm, fi);
     if (rc != 1)
         return rc;
@@ -1583,9 +1615,9 @@ static int try_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
         return NSIM_ENOMEM;
     }
     free_merged(merged, nmerged, np);
-    fi->played = f.m;
-    fi->first_played = f.base;
-
+    /* in hosts: a played domain is its hosts */
+    fi->played = f.m * per_node;
+    fi->first_played = f.base * per_node;
     return 1;
 }
 
@@ -1611,7 +1643,7 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
         rc = p->req.fold_senders ? fold_p2p(t, p, info, &hm)
                                  : try_fold(t, p, info, &hm);
     }
-    free(hm.local);
+    hostmap_free(&hm);
     if (rc == NSIM_ENOMEM)
         return NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory (fold)");
     if (rc != 1) {

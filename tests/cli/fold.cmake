@@ -254,3 +254,21 @@ nsim_expect(cli.fold.fat_tree_latency_on 0
                 --fold on
             OUT "# folded: 2 of 16 hosts played.*\n +4194304 +8192 +float +none +-1 +340\\.95 "
             ERR "6\\.24 us over the ring's laps, where it is latency-bound; past the 1 % of NCCL's estimate a fold may add, folded as --fold on asks: the row errs long by about that")
+# NVLink domains spanning hosts (MNNVL: four NVL72 racks of 18 GB200
+# trays): a ring folds onto two whole domains, as exact as on plain
+# hosts; trees still play every host and say why.
+set(MN_ROW "\n +16773120 +14560 +float +none +-1 +592\\.32 ")
+nsim_expect(cli.fold.mnnvl 0
+            CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --timing
+            OUT "# folded: 36 of 72 hosts played.*${MN_ROW}"
+            ERR "folded: 36 of 72 hosts played from host 0")
+nsim_expect(cli.fold.mnnvl_off 0
+            CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --fold off
+            OUT "${MN_ROW}" NOT_OUT "folded")
+nsim_expect(cli.fold.mnnvl_packet 0
+            CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --fidelity packet --fold on
+            OUT "# folded: 36 of 72 hosts played.*\n +16773120 +14560 +float +none +-1 +592\\.34 ")
+nsim_expect(cli.fold.mnnvl_tree_why 0
+            CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --collective allreduce
+                --algo Tree --timing
+            NOT_OUT "folded" ERR "not folded: NVLink domains span hosts")
