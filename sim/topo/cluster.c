@@ -49,9 +49,12 @@ typedef struct fabric {
     uint32_t nnics, nhosts, nrails, radix, down, up, leaves_per_group;
     uint32_t ngroups; /* rails (rail-fat-tree) or 1 */
     uint32_t host_nics;      /* the most NICs on one host */
-    uint32_t hosts_per_leaf; /* fat-tree: whole hosts a leaf takes, or 0
-                              * (a host larger than a leaf's ports down:
-                              * its NICs fill leaves one after another) */
+    uint32_t domain_hosts;   /* hosts an NVLink domain joins (MNNVL: 18
+                              * GB200 trays), or 1 */
+    uint32_t hosts_per_leaf; /* whole hosts (and domains) a leaf takes, or
+                              * 0 (a fat-tree host larger than a leaf's
+                              * ports down: its NICs fill leaves one after
+                              * another) */
     uint32_t cables, spines; /* each leaf to each spine: cables; spines x
                               * cables = up */
     double port_bw;
@@ -97,6 +100,47 @@ static int collect_nics(fabric *f)
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
+static uint32_t uf_root(uint32_t *up, uint32_t x)
+{
+    while (up[x] != x)
+        x = up[x] = up[up[x]];
+    return x;
+}
+
+/* Hosts an NVLink domain joins (NVLinks between hosts' devices: MNNVL),
+ * where every domain is that many consecutive hosts; else 1. */
+static int find_domains(fabric *f)
+{
+    nsim_topo *t = f->t;
+    uint32_t nh = f->nhosts, nl = nsim_topo_nlinks(t);
+    f->domain_hosts = 1;
+    uint32_t *up = malloc((nh ? nh : 1) * sizeof *up);
+    if (up == NULL)
+        return NSIM_ERR(f->err, NSIM_ENOMEM, "fabric: out of memory");
+    for (uint32_t h = 0; h < nh; h++)
+        up[h] = h;
+    for (uint32_t i = 0; i < nl; i++) {
+        const nsim_link *l = nsim_topo_link(t, i);
+        int32_t a = nsim_topo_device(t, l->src)->host;
+        int32_t b = nsim_topo_device(t, l->dst)->host;
+        if (l->type == NSIM_LINK_NVLINK && a >= 0 && b >= 0 && a != b &&
+            (uint32_t)a < nh && (uint32_t)b < nh)
+            up[uf_root(up, (uint32_t)a)] = uf_root(up, (uint32_t)b);
+    }
+    uint32_t size = 1;
+    while (size < nh && uf_root(up, size) == uf_root(up, 0))
+        size++;
+    int even = size > 1 && nh % size == 0;
+    for (uint32_t h = 0; even && h < nh; h++)
+        even = uf_root(up, h) == uf_root(up, h - h % size) &&
+               (h % size != 0 || h == 0 ||
+                uf_root(up, h) != uf_root(up, h - 1));
+    if (even)
+        f->domain_hosts = size;
+    free(up);
+    return NSIM_OK;
+}
+
 /* The largest divisor of n that is at most cap (cap >= 1). */
 static uint32_t divisor_at_most(uint32_t n, uint32_t cap)
 {
@@ -108,12 +152,13 @@ static uint32_t divisor_at_most(uint32_t n, uint32_t cap)
 
 /* Sizes the tree for radix k: ports down and up a leaf, leaves per group,
  * spines and the cables from each leaf to each spine; 0 if two levels
- * cannot hold them. A fat-tree's leaf takes whole hosts (a host's NICs
- * under one leaf, as clusters are cabled), and its uplinks are the same
- * share of the ports it uses down as K - d is of d; the uplinks are
- * exactly up cables, spread evenly over the spines (the largest number of
- * cables per leaf and spine that divides up and keeps a spine's ports
- * within k). */
+ * cannot hold them. A leaf takes whole hosts, and whole NVLink domains
+ * where they span hosts (a rack's trays under one leaf, as clusters are
+ * cabled): a rail leaf one NIC of each, a fat-tree leaf all of them; its
+ * uplinks are then the same share of the ports it uses down as K - d is
+ * of d. The uplinks are exactly up cables, spread evenly over the spines
+ * (the largest number of cables per leaf and spine that divides up and
+ * keeps a spine's ports within k). */
 static int size_tree(fabric *f, uint32_t k)
 {
     double r = f->cfg->oversub >= 1 ? f->cfg->oversub : 1;
@@ -122,20 +167,22 @@ static int size_tree(fabric *f, uint32_t k)
     if (f->down == 0 || f->down >= k)
         return 0;
     f->up = k - f->down;
+    int rail = f->cfg->kind == NSIM_FABRIC_RAIL_FAT_TREE;
+    uint32_t nics = rail ? 1 : f->host_nics; /* a host's ports on a leaf */
+    uint32_t block = f->domain_hosts * nics; /* a domain's */
+    f->ngroups = rail ? f->nrails : 1;
     f->hosts_per_leaf = 0;
-    /* what a leaf's ports down take: hosts (one NIC each, or all of
-     * them) or NICs */
+    if (nics > 0 && block <= f->down)
+        f->hosts_per_leaf = f->down / block * f->domain_hosts;
+    else if (rail || (nics > 0 && nics <= f->down))
+        f->hosts_per_leaf = f->down / nics; /* domains straddle leaves */
     uint32_t units = f->nnics, per_leaf = f->down;
-    f->ngroups = 1;
-    if (f->cfg->kind == NSIM_FABRIC_RAIL_FAT_TREE) {
-        units = f->nhosts;
-        f->ngroups = f->nrails;
-    } else if (f->host_nics > 0 && f->host_nics <= f->down) {
-        f->hosts_per_leaf = per_leaf = f->down / f->host_nics;
-        uint32_t used = f->hosts_per_leaf * f->host_nics;
+    if (f->hosts_per_leaf != 0) {
+        uint32_t used = f->hosts_per_leaf * nics;
         f->up = (uint32_t)(((uint64_t)used * f->up + f->down - 1) / f->down);
         f->down = used;
         units = f->nhosts;
+        per_leaf = f->hosts_per_leaf;
     }
     f->leaves_per_group = ceil_div(units, per_leaf);
     uint64_t leaves = (uint64_t)f->leaves_per_group * f->ngroups;
@@ -205,7 +252,7 @@ static uint32_t leaf_of(const fabric *f, uint32_t i)
 {
     const nic_ref *r = &f->nics[i];
     if (f->cfg->kind == NSIM_FABRIC_RAIL_FAT_TREE)
-        return r->rail * f->leaves_per_group + r->host / f->down;
+        return r->rail * f->leaves_per_group + r->host / f->hosts_per_leaf;
     if (f->hosts_per_leaf != 0)
         return r->host / f->hosts_per_leaf;
     return i / f->down;
@@ -254,6 +301,8 @@ int nsim_cluster_add_fabric(nsim_topo *t, const nsim_fabric_cfg *cfg,
     f.sw_lat = cfg->switch_lat_ps ? cfg->switch_lat_ps : DEF_SWITCH_LAT;
     f.cable_lat = cfg->cable_lat_ps ? cfg->cable_lat_ps : DEF_CABLE_LAT;
     int rc = collect_nics(&f);
+    if (rc == NSIM_OK)
+        rc = find_domains(&f);
     if (rc == NSIM_OK && cfg->kind == NSIM_FABRIC_SWITCH)
         rc = build_single(&f);
     else if (rc == NSIM_OK && (rc = pick_radix(&f)) == NSIM_OK) {

@@ -6,8 +6,11 @@
  * Owns: the fabric shapes and their sizing.
  *   switch         one switch holding every NIC port.
  *   rail-fat-tree  rail-optimized two-level fat tree: leaves belong to one
- *                  rail each (NIC k of every node goes to a rail-k leaf),
- *                  every leaf joins every spine. With radix K and
+ *                  rail each (NIC k of every node goes to a rail-k leaf;
+ *                  a leaf takes whole NVLink domains where they span
+ *                  hosts, as GB200 NVL72 racks, and as many uplinks as
+ *                  u is of d for the ports they use), every leaf joins
+ *                  every spine. With radix K and
  *                  oversubscription R, a leaf has d = floor(K R / (R+1))
  *                  ports down and u = K - d up; leaves = rails x
  *                  ceil(nodes / d); each leaf joins each spine with the

@@ -316,7 +316,8 @@ static void fabric_shape(const nsim_topo *t, uint32_t radix, double oversub,
 
 /* topo build's fat trees: a fat-tree's leaf takes whole hosts (all of a
  * host's NICs under one leaf; hosts split across leaves were neither how
- * clusters are cabled nor alike, so no run folded), each leaf has exactly
+ * clusters are cabled nor alike, so no run folded), a rail leaf whole
+ * NVLink domains (an NVL72 rack's trays), each leaf has exactly
  * its uplinks (K - d of them, or that share of the ports a fat-tree leaf
  * uses down: the parallel cables to each spine were rounded up, so an
  * oversubscription of 2 built 1.56), spread evenly over the spines. */
@@ -336,6 +337,8 @@ static void test_fabric_sizes(void)
         {"dgx-h100", 40, NSIM_FABRIC_RAIL_FAT_TREE, 1, 64, 16, 32},
         {"dgx-h100", 256, NSIM_FABRIC_RAIL_FAT_TREE, 2, 64, 56, 22},
         {"hgx-h200", 64, NSIM_FABRIC_RAIL_FAT_TREE, 3, 64, 16, 16},
+        /* eight NVL72 racks: a rail leaf takes one rack's 18 trays */
+        {"gb200-nvl", 144, NSIM_FABRIC_RAIL_FAT_TREE, 1, 64, 32, 18},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         nsim_err err = {0};
@@ -358,6 +361,25 @@ static void test_fabric_sizes(void)
         }
         CU_ASSERT_EQUAL(leaves, c[i].leaves);
         CU_ASSERT_EQUAL(up, c[i].uplinks);
+        if (strcmp(c[i].preset, "gb200-nvl") == 0) {
+            /* a rack's first and last trays under one leaf, the next
+             * rack's first under another */
+            uint32_t d[3], leaf[3];
+            const char *nic[3] = {"h0.nic0", "h17.nic0", "h18.nic0"};
+            for (int j = 0; j < 3; j++) {
+                NSIM_ASSERT_OK(nsim_topo_find(t, nic[j], &d[j]));
+                leaf[j] = nsim_topo_link(t, nsim_topo_out(t, d[j])[0])->dst;
+                for (uint32_t k = 0; k < nsim_topo_nout(t, d[j]); k++) {
+                    const nsim_link *l =
+                        nsim_topo_link(t, nsim_topo_out(t, d[j])[k]);
+                    if (nsim_topo_device(t, l->dst)->type ==
+                        NSIM_DEV_SWITCH)
+                        leaf[j] = l->dst;
+                }
+            }
+            CU_ASSERT_EQUAL(leaf[0], leaf[1]);
+            CU_ASSERT_NOT_EQUAL(leaf[1], leaf[2]);
+        }
         nsim_topo_destroy(t);
     }
 }
@@ -636,7 +658,7 @@ CU_TestInfo nsim_test_topo[] = {
     {"between NICs no host is a transit", test_routes_hosts_are_not_transit},
     {"InfiniBand paths: one stride spreads over the spines",
      test_routes_ib_pick_spreads},
-    {"fat trees: whole hosts a leaf, its uplinks as asked",
+    {"fat trees: whole hosts and racks a leaf, its uplinks as asked",
      test_fabric_sizes},
     {"bad files fail with their message", test_bad_files},
     {"units", test_units},
