@@ -704,7 +704,8 @@ static int choose_played(fold *f, const nsim_plan *p, nsim_fold_info *fi)
     }
     return refuse(fi, "a latency-bound ring across leaves: the played "
                       "routes add %.2f us or more (%.1f %% of NCCL's "
-                      "estimate), %u hosts played",
+                      "estimate), %u hosts played; --fold on folds it "
+                      "all the same, erring long by about that",
                   (double)least / 1e6, 100.0 * (double)least / (double)row,
                   best);
 }

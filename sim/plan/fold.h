@@ -154,7 +154,7 @@ typedef struct nsim_fold_info {
                               * what the second half of the played
                               * hosts added, per host (nsim_run_size
                               * sets it) */
-    char why_not[160];  /* not folded: why; empty when folded */
+    char why_not[256];  /* not folded: why; empty when folded */
 } nsim_fold_info;
 
 /* Before planning: an AllToAll on alike hosts (see fold.c) plans two
