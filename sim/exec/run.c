@@ -70,13 +70,18 @@ double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes)
     return bus * (double)n / 4096.0;
 }
 
-/* The NET connections of an AllToAll with every host playing: one from
- * each rank to each rank off its host. */
-static uint64_t alltoall_whole_conns(const nsim_scenario *s)
+/* An AllToAll's NET connections, one from each sending rank to each rank
+ * off its host: every rank sends, or the two played hosts' (folded);
+ * *senders (may be NULL) gets how many send. */
+static uint64_t alltoall_conns(const nsim_scenario *s, int folded,
+                               uint64_t *senders)
 {
     uint64_t n = nsim_topo_nranks(s->topo), hosts = nsim_topo_nhosts(s->topo);
     uint64_t per_host = hosts ? (n + hosts - 1) / hosts : n;
-    return n * (n > per_host ? n - per_host : 0);
+    uint64_t k = folded ? 2 * per_host : n;
+    if (senders != NULL)
+        *senders = k;
+    return k * (n > per_host ? n - per_host : 0);
 }
 
 nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
@@ -87,7 +92,7 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
      * packet would not fit whatever the size (flow folds it where the
      * hosts are alike, README "Folding") */
     if (s->coll == NSIM_COLL_ALLTOALL && nsim_topo_nhosts(s->topo) > 1 &&
-        nsim_exec_state_bytes(alltoall_whole_conns(s), 0, 0) >
+        nsim_exec_state_bytes(alltoall_conns(s, 0, NULL), 0, 0) >
             memory_budget(s))
         return NSIM_FIDELITY_FLOW;
     return nsim_run_packets_estimate(s, bytes) >
@@ -380,31 +385,28 @@ static const char *budget_hint(const nsim_scenario *s, const nsim_run_opts *o,
  * them takes minutes before the run's own estimate could refuse. Their
  * state, weighed first, stops such a run at once. */
 static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
-                           nsim_err *err)
+                           nsim_fidelity f, nsim_err *err)
 {
-    uint32_t n = nsim_topo_nranks(s->topo), hosts = nsim_topo_nhosts(s->topo);
-    uint64_t max_mem = memory_budget(s);
-    if (req->coll != NSIM_COLL_ALLTOALL || hosts < 2 || max_mem == UINT64_MAX)
+    uint64_t max_mem = memory_budget(s), senders;
+    if (req->coll != NSIM_COLL_ALLTOALL || nsim_topo_nhosts(s->topo) < 2 ||
+        max_mem == UINT64_MAX)
         return NSIM_OK;
-    uint64_t per_host = (n + hosts - 1) / hosts;
-    uint64_t senders = req->fold_senders ? 2 * per_host : n;
-    uint64_t net = senders * (n > per_host ? n - per_host : 0);
+    uint64_t net = alltoall_conns(s, req->fold_senders != 0, &senders);
     uint64_t need = nsim_exec_state_bytes(net, 0, 0);
     if (need <= max_mem)
         return NSIM_OK;
-    /* what would fold it: alike hosts, with flow fidelity or --fold on */
+    /* a packet run that --fold auto leaves whole, on hosts alike enough
+     * to fold it: flow (or --fold on) would */
     const char *hint = "simulate an AllToAll group of fewer ranks";
     nsim_plan_req r = *req;
     nsim_fold_info fi = {0};
     nsim_err e;
     r.compact_ops = 1;
-    if (!req->fold_senders &&
+    if (f == NSIM_FIDELITY_PACKET && s->fold == NSIM_FOLD_AUTO &&
         nsim_plan_fold_prepare(s->topo, &r, &fi, &e) == NSIM_OK &&
         r.fold_senders)
-        hint = s->fold == NSIM_FOLD_OFF
-                   ? "simulate an AllToAll group of fewer ranks"
-                   : "use --fidelity flow (or --fold on), which folds it "
-                     "onto two hosts' sends";
+        hint = "use --fidelity flow (or --fold on), which folds it onto two "
+               "hosts' sends";
     char needs[32], have[32];
     nsim_units_format_size(need, needs, sizeof needs);
     nsim_units_format_size(max_mem, have, sizeof have);
@@ -531,7 +533,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         fold_play_drop(req, NULL, struck);
         return rc;
     }
-    rc = alltoall_budget(s, req, err);
+    rc = alltoall_budget(s, req, eo.fidelity, err);
     if (rc == NSIM_OK)
         rc = nsim_plan_build(s->topo, req, &plan, err);
     if (rc == NSIM_OK && may_fold &&

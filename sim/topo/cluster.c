@@ -172,9 +172,9 @@ static int size_tree(fabric *f, uint32_t k)
     uint32_t block = f->domain_hosts * nics; /* a domain's */
     f->ngroups = rail ? f->nrails : 1;
     f->hosts_per_leaf = 0;
-    if (nics > 0 && block <= f->down)
+    if (block <= f->down)
         f->hosts_per_leaf = f->down / block * f->domain_hosts;
-    else if (rail || (nics > 0 && nics <= f->down))
+    else if (nics <= f->down)
         f->hosts_per_leaf = f->down / nics; /* domains straddle leaves */
     uint32_t units = f->nnics, per_leaf = f->down;
     if (f->hosts_per_leaf != 0) {

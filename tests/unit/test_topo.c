@@ -368,7 +368,7 @@ static void test_fabric_sizes(void)
             const char *nic[3] = {"h0.nic0", "h17.nic0", "h18.nic0"};
             for (int j = 0; j < 3; j++) {
                 NSIM_ASSERT_OK(nsim_topo_find(t, nic[j], &d[j]));
-                leaf[j] = nsim_topo_link(t, nsim_topo_out(t, d[j])[0])->dst;
+                leaf[j] = UINT32_MAX;
                 for (uint32_t k = 0; k < nsim_topo_nout(t, d[j]); k++) {
                     const nsim_link *l =
                         nsim_topo_link(t, nsim_topo_out(t, d[j])[k]);
@@ -377,6 +377,7 @@ static void test_fabric_sizes(void)
                         leaf[j] = l->dst;
                 }
             }
+            CU_ASSERT_FATAL(leaf[0] != UINT32_MAX && leaf[2] != UINT32_MAX);
             CU_ASSERT_EQUAL(leaf[0], leaf[1]);
             CU_ASSERT_NOT_EQUAL(leaf[1], leaf[2]);
         }
