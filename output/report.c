@@ -75,6 +75,14 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                     m->chain_played - m->chain_played / 2);
         fault_fold_header(f, m);
     }
+    if (m->tree_chain > 0)
+        fprintf(f, "# folded chains: a Tree chains each node's %u ranks "
+                   "(an NVLink domain), played with %u and again with %u; "
+                   "each rank not played adds what one of the %u between "
+                   "added "
+                   "(README \"Folding\"; --fold off plays every rank)\n",
+                m->tree_chain_of, m->tree_chain, NSIM_FOLD_TREE_CHAIN_SHORT,
+                m->tree_chain - NSIM_FOLD_TREE_CHAIN_SHORT);
     fprintf(f, "#\n");
     fprintf(f, "#                                                              "
                "out-of-place                       in-place          \n");
@@ -183,6 +191,12 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
            (r->fold.played >= r->fold.hosts || r->fold.fabric_links == 0 ||
             cJSON_AddNumberToObject(o, "fold_fabric_conns_struck",
                                     r->fold.fabric_conns)) &&
+           (r->fold.tree_chain == 0 ||
+            (cJSON_AddNumberToObject(o, "fold_tree_chain_ranks",
+                                     r->fold.tree_chain) &&
+             cJSON_AddNumberToObject(o, "fold_tree_chain_rank_us",
+                                     (double)r->fold.tree_chain_rank_ps /
+                                         1e6))) &&
            (r->fold.played >= r->fold.hosts || r->fold.chain_hosts == 0 ||
             (cJSON_AddNumberToObject(o, "fold_chain_host_us",
                                      (double)r->fold.chain_host_ps / 1e6) &&

@@ -42,6 +42,9 @@ typedef struct nsim_report_meta {
                             * each doing what a host does) */
     uint32_t chain_played; /* a Broadcast or Reduce chain folded: the
                             * hosts its first run played (fold.h), or 0 */
+    uint32_t tree_chain, tree_chain_of; /* a Tree's node chains folded:
+                                         * the ranks its first run played
+                                         * of each node's (fold.h), or 0 */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

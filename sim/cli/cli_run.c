@@ -367,6 +367,8 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
         nsim_report_meta first = *m;
         first.hosts_played = r->fold.played;
         first.chain_played = r->fold.chain_hosts;
+        first.tree_chain = r->fold.tree_chain;
+        first.tree_chain_of = r->fold.tree_chain_of;
         first.hosts_struck = r->fold.struck;
         first.fabric_faults_idle =
             r->fold.fabric_links > 0 && r->fold.fabric_conns == 0;
@@ -480,8 +482,15 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                         f->bytes_added * 100,
                         (double)f->bytes_time_ps / 1e6);
         } else if (f->why_not[0] != '\0') {
-            fprintf(stderr, ", not folded: %s", f->why_not);
+            fprintf(stderr, f->tree_chain > 0 ? ", every host played: %s"
+                                              : ", not folded: %s",
+                    f->why_not);
         }
+        if (f->tree_chain > 0)
+            fprintf(stderr, "; each node's chain of %u ranks played with "
+                            "%u and with %u (each rank more adds %.2f us)",
+                    f->tree_chain_of, f->tree_chain, NSIM_FOLD_TREE_CHAIN_SHORT,
+                    (double)f->tree_chain_rank_ps / 1e6);
         fprintf(stderr, "\n");
     }
 }
@@ -504,6 +513,15 @@ static cJSON *report_detail(const nsim_scenario *s, const nsim_cli_run_opts *ro,
                "the connections, links, NIC ports, QPs and CQs below are "
                "theirs (--fold off: every host)\n",
                row->fold.played, row->fold.hosts);
+    if (!ro->quiet && ro->stats && row->fold.tree_chain > 0)
+        printf("# folded: each node's Tree chain of %u ranks played with %u "
+               "and with %u, each rank not played adding %.2f us to the "
+               "row's time: the connections, links, NIC ports, QPs and CQs "
+               "below are the %u-rank run's (--fold off: every rank)\n",
+               row->fold.tree_chain_of, row->fold.tree_chain,
+               NSIM_FOLD_TREE_CHAIN_SHORT,
+               (double)row->fold.tree_chain_rank_ps / 1e6,
+               row->fold.tree_chain);
     if (!ro->quiet && ro->stats)
         nsim_stats_print(stdout, s->topo, p, r);
     if (!ro->quiet && ro->debug)

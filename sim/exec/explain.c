@@ -300,6 +300,12 @@ int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
         x->chain_played_us = (double)r.gpu_ps / 1e6;
         x->chain_host_us = (double)row.fold.chain_host_ps / 1e6;
     }
+    if (row.fold.tree_chain > 0) {
+        x->tree_chain = row.fold.tree_chain;
+        x->tree_chain_of = row.fold.tree_chain_of;
+        x->tree_played_us = (double)r.gpu_ps / 1e6;
+        x->tree_rank_us = (double)row.fold.tree_chain_rank_ps / 1e6;
+    }
     const nsim_device *g =
         nsim_topo_device(s->topo, nsim_topo_rank_device(s->topo, 0));
     x->sm_gbps = nsim_params_sm_stream_bw(&s->params, g->gen) / 1e9;
@@ -341,6 +347,15 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
                    "theirs, and links the hosts share in the fabric carry "
                    "only their flows (--fold off plays every host)\n",
                 x->fold_played, x->fold_hosts);
+    if (x->tree_chain > 0)
+        fprintf(f, "folded: each node's Tree chain of %u ranks played with "
+                   "%u (%.2f us) and with %u; each of the other %u adds "
+                   "%.2f us; the links, waits, thread blocks and phases "
+                   "below are the %u-rank chains' run (--fold off plays "
+                   "every rank)\n",
+                x->tree_chain_of, x->tree_chain, x->tree_played_us,
+                NSIM_FOLD_TREE_CHAIN_SHORT, x->tree_chain_of - x->tree_chain,
+                x->tree_rank_us, x->tree_chain);
     if (x->fold_played < x->fold_hosts && x->fold_struck > 0)
         fprintf(f, "faults: %u of the played hosts struck, each standing "
                    "for its twins (a ring or tree runs at its slowest hop; "
@@ -438,6 +453,13 @@ cJSON *nsim_explain_json(const nsim_explanation *x)
     if (x->fold_chain > 0) {
         cJSON_AddNumberToObject(fo, "chain_played_us", x->chain_played_us);
         cJSON_AddNumberToObject(fo, "chain_host_us", x->chain_host_us);
+    }
+    if (x->tree_chain > 0) {
+        cJSON_AddNumberToObject(fo, "tree_chain_ranks", x->tree_chain);
+        cJSON_AddNumberToObject(fo, "tree_chain_of", x->tree_chain_of);
+        cJSON_AddNumberToObject(fo, "tree_chain_played_us",
+                                x->tree_played_us);
+        cJSON_AddNumberToObject(fo, "tree_chain_rank_us", x->tree_rank_us);
     }
     if (x->have_link)
         cJSON_AddItemToObject(o, "busiest_link", link_json(&x->busiest_link));

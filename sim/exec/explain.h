@@ -80,6 +80,11 @@ typedef struct nsim_explanation {
      * are its), and what each host not played adds */
     uint32_t fold_chain;
     double chain_played_us, chain_host_us;
+    /* a Tree's node chains folded (fold.h): the ranks played of each
+     * node's tree_chain_of (0: whole), that run's own time, and what
+     * each rank not played adds */
+    uint32_t tree_chain, tree_chain_of;
+    double tree_played_us, tree_rank_us;
 } nsim_explanation;
 
 /* Explains size (nccl-tests bytes, as -b takes them) of s. */

@@ -423,25 +423,32 @@ static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
                     hint);
 }
 
-/* The chain of req folded onto m hosts (fold.h), run: its GPU time in
- * *gpu, its events and flows added to into's. */
-static int chain_play(nsim_scenario *s, nsim_plan_req *req,
-                      const nsim_exec_opts *eo, uint32_t m,
+/* Whether a plan built for req (may it fold) goes through
+ * nsim_plan_fold: a Tree only where nsim_plan_fold_prepare planned its
+ * roles (fold_tree), point-to-point plans only for two hosts' sends. */
+static int fold_applies(const nsim_plan_req *req)
+{
+    return (!nsim_coll_is_p2p(req->coll) || req->fold_senders) &&
+           ((req->algo != NSIM_ALGO_NVLSTREE &&
+             req->algo != NSIM_ALGO_TREE) ||
+            req->coll != NSIM_COLL_ALLREDUCE || req->fold_tree);
+}
+
+/* req planned, folded and run again (a chain's second run): its GPU
+ * time in *gpu, its events and flows added to into's; the fold's info
+ * in *fi. */
+static int play_again(nsim_scenario *s, nsim_plan_req *req,
+                      const nsim_exec_opts *eo, nsim_fold_info *fi,
                       nsim_exec_result *into, nsim_time *gpu, nsim_err *err)
 {
     nsim_plan *plan = NULL;
     nsim_exec_result res = {0};
-    nsim_fold_info fi = {0};
     nsim_exec_opts o = *eo;
     o.want_stats = o.want_trace = 0;
-    req->fold_chain_hosts = m;
+    *fi = (nsim_fold_info){0};
     int rc = nsim_plan_build(s->topo, req, &plan, err);
-    if (rc == NSIM_OK)
-        rc = nsim_plan_fold(s->topo, plan, &fi, err);
-    req->fold_chain_hosts = 0;
-    if (rc == NSIM_OK && (fi.chain_hosts != m || fi.played == fi.hosts))
-        rc = NSIM_ERR(err, NSIM_ESIM, "the chain did not fold on %u hosts: %s",
-                      m, fi.why_not);
+    if (rc == NSIM_OK && fold_applies(req))
+        rc = nsim_plan_fold(s->topo, plan, fi, err);
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &o, &res, err);
     nsim_plan_destroy(plan);
@@ -458,6 +465,52 @@ static int chain_play(nsim_scenario *s, nsim_plan_req *req,
     into->flow.twins += res.flow.twins;
     into->flow.idle += res.flow.idle;
     nsim_exec_result_free(&res);
+    return NSIM_OK;
+}
+
+/* The chain of req folded onto m hosts (fold.h), run: its GPU time in
+ * *gpu, its events and flows added to into's. */
+static int chain_play(nsim_scenario *s, nsim_plan_req *req,
+                      const nsim_exec_opts *eo, uint32_t m,
+                      nsim_exec_result *into, nsim_time *gpu, nsim_err *err)
+{
+    nsim_fold_info fi;
+    req->fold_chain_hosts = m;
+    int rc = play_again(s, req, eo, &fi, into, gpu, err);
+    req->fold_chain_hosts = 0;
+    if (rc == NSIM_OK && (fi.chain_hosts != m || fi.played == fi.hosts))
+        rc = NSIM_ERR(err, NSIM_ESIM, "the chain did not fold on %u hosts: %s",
+                      m, fi.why_not);
+    return rc;
+}
+
+/* A Tree whose nodes' chains were played with fold->tree_chain ranks
+ * (res) is played again with NSIM_FOLD_TREE_CHAIN_SHORT: each rank
+ * neither plays adds the delay per rank between the two (fold.h): the
+ * whole chains' GPU time in *gpu. res keeps the first run's times, with
+ * the second run's events and flows added. */
+static int tree_chain_extend(nsim_scenario *s, nsim_plan_req *req,
+                             const nsim_exec_opts *eo, nsim_fold_info *fold,
+                             nsim_exec_result *res, nsim_time *gpu,
+                             nsim_err *err)
+{
+    uint32_t k = fold->tree_chain, m = fold->tree_chain_of;
+    uint32_t j = NSIM_FOLD_TREE_CHAIN_SHORT;
+    nsim_time shorter = 0;
+    nsim_fold_info fi;
+    req->fold_tree_chain = j;
+    int rc = play_again(s, req, eo, &fi, res, &shorter, err);
+    req->fold_tree_chain = k;
+    if (rc != NSIM_OK)
+        return rc;
+    if (req->fold_tree && fi.played != fold->played)
+        return NSIM_ERR(err, NSIM_ESIM,
+                        "the Tree's shorter chains played %u hosts, the "
+                        "longer %u",
+                        fi.played, fold->played);
+    nsim_time more = res->gpu_ps > shorter ? res->gpu_ps - shorter : 0;
+    *gpu = res->gpu_ps + more * (m - k) / (k - j);
+    fold->tree_chain_rank_ps = more / (k - j);
     return NSIM_OK;
 }
 
@@ -534,12 +587,18 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         return rc;
     }
     rc = alltoall_budget(s, req, eo.fidelity, err);
+    /* a Tree's long chains (NVLink domains) played short, twice: flow
+     * only (fold.h), without faults (a dropped rank could be struck)
+     * and without a trace (it names every rank's ops) */
+    if (rc == NSIM_OK && may_fold && eo.fidelity == NSIM_FIDELITY_FLOW &&
+        s->nfaults == 0 && !o->want_trace)
+        rc = nsim_plan_tree_chain(s->topo, req, &req->fold_tree_chain) ==
+                     NSIM_OK
+                 ? NSIM_OK
+                 : NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
     if (rc == NSIM_OK)
         rc = nsim_plan_build(s->topo, req, &plan, err);
-    if (rc == NSIM_OK && may_fold &&
-        (!nsim_coll_is_p2p(req->coll) || req->fold_senders) &&
-        ((req->algo != NSIM_ALGO_NVLSTREE && req->algo != NSIM_ALGO_TREE) ||
-         req->coll != NSIM_COLL_ALLREDUCE || req->fold_tree))
+    if (rc == NSIM_OK && may_fold && fold_applies(req))
         rc = nsim_plan_fold(s->topo, plan, &fold, err);
     fold_play_drop(req, plan, struck);
     if (rc == NSIM_OK && req->fold_senders && fold.played == fold.hosts) {
@@ -563,8 +622,19 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     if (rc == NSIM_OK)
         rc = nsim_exec_run(s->topo, plan, &s->params, &eo, &res, err);
     nsim_time gpu = 0; /* a folded chain: the whole chain's */
-    if (rc == NSIM_OK && fold.chain_hosts > 0 && fold.played < fold.hosts)
+    int extended = 0;
+    if (rc == NSIM_OK && fold.chain_hosts > 0 && fold.played < fold.hosts) {
         rc = chain_extend(s, req, &eo, &fold, &res, &gpu, err);
+        extended = 1;
+    }
+    if (rc == NSIM_OK && req->fold_tree_chain > 0) {
+        if (fold.hosts == 0) /* the roles were not tried */
+            fold.hosts = fold.played = nsim_topo_nhosts(s->topo);
+        fold.tree_chain = req->fold_tree_chain;
+        fold.tree_chain_of = plan->nranks / plan->nhosts;
+        rc = tree_chain_extend(s, req, &eo, &fold, &res, &gpu, err);
+        extended = 1;
+    }
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -587,7 +657,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     /* nccl-tests times an op as the longer of the GPUs' and the host
      * thread's launches (exec.h); -G takes the launches off the path,
      * -C 1 reports the host's side alone */
-    if (fold.chain_hosts == 0 || fold.played == fold.hosts)
+    if (!extended)
         gpu = res.gpu_ps;
     nsim_time t = o->cputime     ? res.host_ps
                   : o->cudagraph ? gpu

@@ -1058,15 +1058,24 @@ static int rewrite(const fold *f, nsim_plan *p)
  * RoCE's ECMP refuses it). */
 
 /* Hosts alike enough to fold an AllToAll, a SendRecv or a tree (at
- * least min_hosts of them): 1, or 0 with why, or NSIM_ENOMEM. */
-static int hosts_alike(nsim_topo *t, uint32_t nranks, uint32_t min_hosts,
-                       hostmap *hm, nsim_fold_info *fi)
+ * least min_hosts of them): 1, or 0 with why, or NSIM_ENOMEM. A tree's
+ * hosts are NCCL's nodes (tree.c chains a node's ranks), so a tree
+ * folds onto whole NVLink domains where they span hosts (MNNVL);
+ * faults name hosts, so it does so without them. */
+static int hosts_alike(nsim_topo *t, const nsim_plan_req *req,
+                       uint32_t min_hosts, hostmap *hm, nsim_fold_info *fi)
 {
-    if (nsim_topo_nnodes(t) != fi->hosts)
+    uint32_t nn = nsim_topo_nnodes(t);
+    int tree = !nsim_coll_is_p2p(req->coll);
+    if (nn != fi->hosts && (!tree || req->nfold_play > 0))
         return refuse(fi, "NVLink domains span hosts");
-    if (fi->hosts < min_hosts)
-        return refuse(fi, "fewer than %u hosts", min_hosts);
-    int rc = hostmap_build(t, nranks, hm, fi);
+    if (nn != fi->hosts && fi->hosts % nn != 0)
+        return refuse(fi, "NVLink domains of different sizes");
+    if (nn < min_hosts)
+        return refuse(fi, nn != fi->hosts ? "fewer than %u NVLink domains"
+                                          : "fewer than %u hosts",
+                      min_hosts);
+    int rc = hostmap_build(t, nsim_topo_nranks(t), hm, fi);
     if (rc != 1)
         return rc;
     fold f = {t, hm, 1, hm->per_host, 0};
@@ -1177,6 +1186,57 @@ static int sendrecv_struck(const hostmap *hm, nsim_topo *t,
     return 1;
 }
 
+/* ---- a Tree's chains on NVLink domains (fold.h NSIM_FOLD_TREE_CHAIN) --
+ * A node's chain runs in the channel's order from a rotating first rank
+ * (tree.c): the first two ranks join the tree across nodes, the rest
+ * relay along NVLink. Where every GPU is like the first (the same kind,
+ * links of the same kinds and figures to the same kinds of device), a
+ * rank added to the chain adds the same delay wherever it sits. */
+
+/* GPU devices d and e alike, and their links. */
+static int gpus_alike(nsim_topo *t, uint32_t d, uint32_t e)
+{
+    uint32_t n = nsim_topo_nout(t, d);
+    if (!devices_alike(nsim_topo_device(t, d), nsim_topo_device(t, e)) ||
+        n != nsim_topo_nout(t, e))
+        return 0;
+    const uint32_t *od = nsim_topo_out(t, d), *oe = nsim_topo_out(t, e);
+    for (uint32_t k = 0; k < n; k++) {
+        const nsim_link *a = nsim_topo_link(t, od[k]);
+        const nsim_link *b = nsim_topo_link(t, oe[k]);
+        if (a->type != b->type || a->bw != b->bw || a->lane_bw != b->lane_bw ||
+            a->lat_ps != b->lat_ps || a->count != b->count ||
+            nsim_topo_device(t, a->dst)->type !=
+                nsim_topo_device(t, b->dst)->type)
+            return 0;
+    }
+    return 1;
+}
+
+int nsim_plan_tree_chain(nsim_topo *t, const nsim_plan_req *req,
+                         uint32_t *played)
+{
+    uint32_t *ranks = NULL, *start = NULL, n = 0;
+    *played = 0;
+    if (req->coll != NSIM_COLL_ALLREDUCE || req->algo != NSIM_ALGO_TREE ||
+        !req->compact_ops)
+        return NSIM_OK;
+    if (nsim_topo_group_ranks(t, &ranks, &start, &n) != NSIM_OK)
+        return NSIM_ENOMEM;
+    uint32_t m = n > 0 ? start[1] : 0, first = m > 0 ? ranks[0] : 0;
+    int ok = m >= 2 * NSIM_FOLD_TREE_CHAIN;
+    for (uint32_t h = 0; ok && h < n; h++)
+        ok = start[h + 1] - start[h] == m;
+    for (uint32_t i = 0; ok && i < start[n]; i++)
+        ok = gpus_alike(t, nsim_topo_rank_device(t, ranks[i]),
+                        nsim_topo_rank_device(t, first));
+    free(ranks);
+    free(start);
+    if (ok)
+        *played = NSIM_FOLD_TREE_CHAIN;
+    return NSIM_OK;
+}
+
 int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
                            nsim_fold_info *info, nsim_err *err)
 {
@@ -1190,7 +1250,7 @@ int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
         return NSIM_OK;
     hostmap hm = {0};
     /* a tree of fewer than 8 hosts plays about all of them */
-    int rc = hosts_alike(t, nsim_topo_nranks(t), tree ? 8 : 4, &hm, info);
+    int rc = hosts_alike(t, req, tree ? 8 : 4, &hm, info);
     if (rc == 1 && tree) {
         req->fold_tree = 1;
     } else if (rc == 1 && req->coll == NSIM_COLL_SENDRECV) {
@@ -1631,10 +1691,13 @@ int nsim_plan_fold(nsim_topo *t, nsim_plan *p, nsim_fold_info *info,
     hostmap hm = {0};
     int rc;
     if (p->req.fold_tree) {
+        /* the plan's hosts are NCCL's nodes; a played domain is its
+         * hosts */
+        uint32_t per_node = info->hosts / p->nhosts;
         rc = p->played_hosts < p->nhosts
                  ? 1
                  : refuse(info, "every role in the trees needs its own host");
-        info->played = p->played_hosts;
+        info->played = p->played_hosts * per_node;
         info->phantom_conns = p->phantom_conns;
         info->slow_roles = p->slow_roles;
         info->struck = p->req.nfold_play;

@@ -109,6 +109,24 @@ int nsim_plan_req_is_chain(const nsim_plan_req *req);
  * times this many hosts plays every host. */
 #define NSIM_FOLD_CHAIN_HOSTS 64
 
+/* A Tree AllReduce chains each NCCL node's ranks (nccl-internals 3.3);
+ * where a node is an NVLink domain of many GPUs (a GB200 NVL72 rack: a
+ * chain of 72 ranks a channel) every rank past the chain's first two
+ * only relays along NVLink, and each adds about the same delay to the
+ * run. In flow fidelity, where a node's GPUs are alike and number at
+ * least twice NSIM_FOLD_TREE_CHAIN, each node's chain is played with
+ * NSIM_FOLD_TREE_CHAIN ranks and again with NSIM_FOLD_TREE_CHAIN_SHORT;
+ * the ranks neither plays are added at the delay per rank between the
+ * two. That delay wavers by some 5 % over a few ranks (eight NVL72
+ * racks, 16 MiB: 6.93, 7.20, 6.44 us a rank over ranks 8-12, 12-16,
+ * 16-24), so the two runs lie far apart: within 0.4 % of the whole
+ * chains from 1 MiB to 1 GiB on four and eight racks (docs/fold.md). In
+ * packet fidelity the delay is less even (14.3 then 16.0 us a rank from
+ * 8 to 16 to 24 ranks, four racks, 64 MiB), and the chains are played
+ * whole. */
+#define NSIM_FOLD_TREE_CHAIN 24
+#define NSIM_FOLD_TREE_CHAIN_SHORT 8
+
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */
     uint32_t played;    /* hosts played: < hosts when folded */
@@ -154,6 +172,12 @@ typedef struct nsim_fold_info {
                               * what the second half of the played
                               * hosts added, per host (nsim_run_size
                               * sets it) */
+    uint32_t tree_chain; /* a Tree's chains folded: each node's chain
+                          * played with this many ranks (the second run
+                          * NSIM_FOLD_TREE_CHAIN_SHORT); 0: played whole */
+    uint32_t tree_chain_of; /* the ranks of a node's whole chain */
+    nsim_time tree_chain_rank_ps; /* the delay each rank adds to the
+                                   * run (nsim_run_size sets it) */
     char why_not[256];  /* not folded: why; empty when folded */
 } nsim_fold_info;
 
@@ -164,6 +188,15 @@ typedef struct nsim_fold_info {
 NSIM_NODISCARD int nsim_plan_fold_prepare(nsim_topo *t, nsim_plan_req *req,
                                           nsim_fold_info *info,
                                           nsim_err *err);
+
+/* Before planning a Tree AllReduce (a compact plan) in flow fidelity:
+ * the ranks of each node's chain to play in *played (req.fold_tree_chain,
+ * NSIM_FOLD_TREE_CHAIN), or 0 where the chains are played whole (nodes
+ * of fewer than twice that many ranks or of different sizes, GPUs not
+ * alike). Fails only when out of memory. */
+NSIM_NODISCARD int nsim_plan_tree_chain(nsim_topo *t,
+                                        const nsim_plan_req *req,
+                                        uint32_t *played);
 
 /* Folds p in place when it repeats (see above); otherwise leaves it as
  * it is and says why in info->why_not. Only a compact plan

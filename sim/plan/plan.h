@@ -211,6 +211,11 @@ typedef struct nsim_plan_req {
      * play (0: NSIM_FOLD_CHAIN_HOSTS); a run plays it twice, the second
      * time on half as many (nsim_run_size) */
     uint32_t fold_chain_hosts;
+    /* A Tree AllReduce whose nodes chain many ranks (fold.h,
+     * NSIM_FOLD_TREE_CHAIN): the ranks of each node's chain to play, the
+     * first of the channel's chain order (0: every rank); a run plays it
+     * twice, the second time with half as many (nsim_run_size) */
+    uint32_t fold_tree_chain;
     /* 0: no limit; else the bytes the plan's op lists, lanes and
      * connections may hold: a build that would pass it stops, before it
      * allocates more, with NSIM_EBUDGET (the run's --max-memory) */

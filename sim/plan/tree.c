@@ -382,6 +382,8 @@ typedef struct tnode {
     uint32_t parent; /* UINT32_MAX at the root */
     uint32_t nchild, child[3];
     uint32_t up_conn, down_conn; /* to / from the parent */
+    uint32_t dropped; /* past the node's chain as played
+                       * (req.fold_tree_chain): in no connection, no ops */
 } tnode;
 
 static void link_child(tnode *nd, uint32_t parent, uint32_t child)
@@ -390,9 +392,12 @@ static void link_child(tnode *nd, uint32_t parent, uint32_t child)
     nd[parent].child[nd[parent].nchild++] = child;
 }
 
-/* The tree of one channel over ranks; order gets the chains. */
+/* The tree of one channel over ranks; order gets the chains. A node's
+ * chain played short (played_chain > 0) ends at its played_chain-th
+ * rank; the rest are dropped. */
 static void channel_tree(const host_list *hl, uint32_t c, uint32_t nbase,
-                         int tree, tnode *nd, uint32_t *order)
+                         int tree, uint32_t played_chain, tnode *nd,
+                         uint32_t *order)
 {
     uint32_t H = hl->nhosts, k = 0;
     for (uint32_t h = 0; h < H; h++) {
@@ -400,8 +405,10 @@ static void channel_tree(const host_list *hl, uint32_t c, uint32_t nbase,
         uint32_t m = hl->start[h + 1] - hl->start[h], s = (c % nbase) % m;
         for (uint32_t i = 0; i < m; i++) {
             order[k] = L[(s + i) % m];
-            nd[order[k]] = (tnode){UINT32_MAX, 0, {0}, 0, 0};
-            if (i > 0)
+            nd[order[k]] = (tnode){UINT32_MAX, 0, {0}, 0, 0, 0};
+            if (played_chain > 0 && i >= played_chain)
+                nd[order[k]].dropped = 1;
+            else if (i > 0)
                 link_child(nd, order[k - 1], order[k]);
             k++;
         }
@@ -529,7 +536,7 @@ static int channel_conns(nsim_topo *t, nsim_plan *p, uint32_t c, int tree,
                          nsim_err *err)
 {
     for (uint32_t r = 0; r < p->nranks; r++) {
-        if (v->lidx[r] == UINT32_MAX)
+        if (v->lidx[r] == UINT32_MAX || nd[r].dropped)
             continue;
         uint32_t q = nd[r].parent;
         if (q != UINT32_MAX)
@@ -548,7 +555,7 @@ static int channel_lanes(nsim_plan *p, uint32_t c, const tplay *v,
 {
     op_owners owners = {{NULL}, 0};
     for (uint32_t r = 0; r < p->nranks; r++) {
-        if (v->lidx[r] == UINT32_MAX)
+        if (v->lidx[r] == UINT32_MAX || nd[r].dropped)
             continue;
         nsim_plan_lane *lu = &p->lanes[tlane_of(v, c, r, 0)];
         nsim_plan_lane *ld = &p->lanes[tlane_of(v, c, r, 1)];
@@ -630,7 +637,8 @@ int nsim__plan_build_trees(nsim_topo *t, nsim_plan *p, uint32_t nch_full,
     tree_cut(p);
     for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++) {
         int tree = nch_full >= 2 && c >= nbase;
-        channel_tree(&hl, c, nbase, tree, nd, &p->ring[c * p->nranks]);
+        channel_tree(&hl, c, nbase, tree, p->req.fold_tree_chain, nd,
+                     &p->ring[c * p->nranks]);
         rc = channel_conns(t, p, c, tree, &hl, &v, nd, err);
         if (rc == NSIM_OK && channel_lanes(p, c, &v, nd) != NSIM_OK)
             rc = NSIM_ERR(err, NSIM_ENOMEM, "planner: out of memory");

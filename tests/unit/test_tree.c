@@ -11,6 +11,7 @@
 
 #include "nsim_test.h"
 #include "sim/exec/exec.h"
+#include "sim/plan/fold.h"
 #include "sim/plan/plan.h"
 #include "sim/plan/plan_int.h"
 #include "sim/plan/tune.h"
@@ -281,6 +282,80 @@ static void test_fold_slowest_route(void)
     CU_ASSERT(crossing_roles > 0);
 }
 
+/* GPU time of a Tree AllReduce on t in flow fidelity, each node's chain
+ * played with `chain` ranks (0: whole); *ranks_with_ops: the ranks of
+ * channel 0 with ops. */
+static nsim_time tree_chain_run(nsim_topo *t, uint32_t chain,
+                                uint32_t *ranks_with_ops)
+{
+    nsim_err err = {0};
+    nsim_params prm;
+    nsim_params_defaults(&prm);
+    nsim_plan *p = NULL;
+    nsim_plan_req r = tree_req(4u << 20, 4, NSIM_PROTO_SIMPLE);
+    r.compact_ops = 1;
+    r.fold_tree_chain = chain;
+    NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    *ranks_with_ops = 0;
+    for (uint32_t l = 0; l < p->nlanes; l++)
+        *ranks_with_ops += p->lanes[l].channel == 0 && p->lanes[l].nops > 0 &&
+                           p->lanes[l].shares_sm == 0;
+    nsim_exec_opts o = {1, 0, NULL};
+    o.fidelity = NSIM_FIDELITY_FLOW;
+    nsim_exec_result res;
+    NSIM_ASSERT_OK(nsim_exec_run(t, p, &prm, &o, &res, &err));
+    nsim_time gpu = res.gpu_ps;
+    nsim_exec_result_free(&res);
+    nsim_plan_destroy(p);
+    return gpu;
+}
+
+/* Two NVL72 racks (NCCL nodes of 72 ranks): their Tree chains fold
+ * (nsim_plan_tree_chain), a chain played short ends at its rank asked
+ * for, and the whole chains' time extrapolated from 24 and 8 ranks (per
+ * rank, the delay between the two) lies within 1 % of the whole run's.
+ * Hosts of 8 GPUs, rings and plans that keep their placement do not
+ * fold their chains. */
+static void test_chain_fold_domains(void)
+{
+    nsim_err err = {0};
+    nsim_topo *t = NULL, *h = hosts(4);
+    nsim_fabric_cfg cfg = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 0, 0, 0};
+    NSIM_ASSERT_OK(nsim_cluster_build("gb200-nvl", 36, &cfg, &t, &err));
+    CU_ASSERT_EQUAL_FATAL(nsim_topo_nnodes(t), 2);
+    nsim_plan_req r = tree_req(4u << 20, 4, NSIM_PROTO_SIMPLE);
+    uint32_t k = 99;
+    NSIM_ASSERT_OK(nsim_plan_tree_chain(t, &r, &k));
+    CU_ASSERT_EQUAL(k, 0); /* placement kept */
+    r.compact_ops = 1;
+    NSIM_ASSERT_OK(nsim_plan_tree_chain(t, &r, &k));
+    CU_ASSERT_EQUAL(k, NSIM_FOLD_TREE_CHAIN);
+    NSIM_ASSERT_OK(nsim_plan_tree_chain(h, &r, &k));
+    CU_ASSERT_EQUAL(k, 0); /* 8 ranks a node */
+    r.algo = NSIM_ALGO_RING;
+    NSIM_ASSERT_OK(nsim_plan_tree_chain(t, &r, &k));
+    CU_ASSERT_EQUAL(k, 0);
+    uint32_t n_whole, n_long, n_short;
+    nsim_time whole = tree_chain_run(t, 0, &n_whole);
+    nsim_time lng = tree_chain_run(t, NSIM_FOLD_TREE_CHAIN, &n_long);
+    nsim_time shrt = tree_chain_run(t, NSIM_FOLD_TREE_CHAIN_SHORT, &n_short);
+    CU_ASSERT_EQUAL(n_whole, 144);
+    CU_ASSERT_EQUAL(n_long, 2 * NSIM_FOLD_TREE_CHAIN);
+    CU_ASSERT_EQUAL(n_short, 2 * NSIM_FOLD_TREE_CHAIN_SHORT);
+    CU_ASSERT_FATAL(lng > shrt && whole > lng);
+    double per = (double)(lng - shrt) /
+                 (NSIM_FOLD_TREE_CHAIN - NSIM_FOLD_TREE_CHAIN_SHORT);
+    double est = (double)lng + per * (72 - NSIM_FOLD_TREE_CHAIN);
+    fprintf(stderr, "\n  2 NVL72 racks, Tree 4 MiB: whole %.2f us, chains "
+                    "of 24 / 8 ranks %.2f / %.2f us, %.3f us a rank, "
+                    "extrapolated %.2f us (%+.2f %%)\n",
+            (double)whole / 1e6, (double)lng / 1e6, (double)shrt / 1e6,
+            per / 1e6, est / 1e6, (est / (double)whole - 1) * 100);
+    CU_ASSERT(fabs(est / (double)whole - 1) < 0.01);
+    nsim_topo_destroy(t);
+    nsim_topo_destroy(h);
+}
+
 CU_TestInfo nsim_test_tree[] = {
     {"ncclGetBtree / ncclGetDtree shapes, 1..17 hosts", test_dtree_shape},
     {"hand count: bytes per connection on 1-4 hosts", test_hand_count_hosts},
@@ -288,5 +363,7 @@ CU_TestInfo nsim_test_tree[] = {
     {"tuner: NCCL's tree model and picks", test_tuner_tree},
     {"end to end: Simple, LL, LL128 on 1-3 hosts", test_end_to_end},
     {"fold: each role played by its slowest route", test_fold_slowest_route},
+    {"fold: NVLink domains' chains played short, twice",
+     test_chain_fold_domains},
     CU_TEST_INFO_NULL,
 };
