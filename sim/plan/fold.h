@@ -118,9 +118,10 @@ int nsim_plan_req_is_chain(const nsim_plan_req *req);
  * NSIM_FOLD_TREE_CHAIN ranks and again with NSIM_FOLD_TREE_CHAIN_SHORT;
  * the ranks neither plays are added at the delay per rank between the
  * two. That delay wavers by some 5 % over a few ranks (eight NVL72
- * racks, 16 MiB: 6.93, 7.20, 6.44 us a rank over ranks 8-12, 12-16,
+ * racks, 16 MiB: 6.93, 7.22, 6.44 us a rank over ranks 8-12, 12-16,
  * 16-24), so the two runs lie far apart: within 0.4 % of the whole
- * chains from 1 MiB to 1 GiB on four and eight racks (docs/fold.md). In
+ * chains from 1 MiB to 1 GiB on four and eight racks, 0.8 % on 32 at
+ * 64 MiB (docs/fold.md). In
  * packet fidelity the delay is less even (14.3 then 16.0 us a rank from
  * 8 to 16 to 24 ranks, four racks, 64 MiB), and the chains are played
  * whole. */
