@@ -175,11 +175,11 @@ static int devices_alike(const nsim_device *a, const nsim_device *b)
            a->radix == b->radix && a->lat_ps == b->lat_ps;
 }
 
-/* d (on host h) and e (its twin) have the same links, in the same order,
- * to twins on their hosts or to the same kind of device off them. */
-static int links_alike(const fold *f, uint32_t d, uint32_t e)
+/* d and e have the same links, in the same order, to the same kind of
+ * device; with hm (e being d's twin), to twins on their hosts. */
+static int links_alike_in(nsim_topo *t, const hostmap *hm, uint32_t d,
+                          uint32_t e)
 {
-    nsim_topo *t = f->t;
     uint32_t n = nsim_topo_nout(t, d);
     if (n != nsim_topo_nout(t, e))
         return 0;
@@ -190,16 +190,22 @@ static int links_alike(const fold *f, uint32_t d, uint32_t e)
         if (a->type != b->type || a->bw != b->bw || a->lane_bw != b->lane_bw ||
             a->lat_ps != b->lat_ps || a->count != b->count)
             return 0;
-        int a_in = dev_host(t, a->dst) == dev_host(t, d);
-        int b_in = dev_host(t, b->dst) == dev_host(t, e);
+        int a_in = hm != NULL && dev_host(t, a->dst) == dev_host(t, d);
+        int b_in = hm != NULL && dev_host(t, b->dst) == dev_host(t, e);
         if (a_in != b_in)
             return 0;
-        if (a_in ? f->hm->local[a->dst] != f->hm->local[b->dst]
+        if (a_in ? hm->local[a->dst] != hm->local[b->dst]
                  : nsim_topo_device(t, a->dst)->type !=
                        nsim_topo_device(t, b->dst)->type)
             return 0;
     }
     return 1;
+}
+
+/* d (on host h) and e (its twin) have the same links (above). */
+static int links_alike(const fold *f, uint32_t d, uint32_t e)
+{
+    return links_alike_in(f->t, f->hm, d, e);
 }
 
 static int hosts_repeat(const fold *f, nsim_fold_info *fi)
@@ -1196,21 +1202,8 @@ static int sendrecv_struck(const hostmap *hm, nsim_topo *t,
 /* GPU devices d and e alike, and their links. */
 static int gpus_alike(nsim_topo *t, uint32_t d, uint32_t e)
 {
-    uint32_t n = nsim_topo_nout(t, d);
-    if (!devices_alike(nsim_topo_device(t, d), nsim_topo_device(t, e)) ||
-        n != nsim_topo_nout(t, e))
-        return 0;
-    const uint32_t *od = nsim_topo_out(t, d), *oe = nsim_topo_out(t, e);
-    for (uint32_t k = 0; k < n; k++) {
-        const nsim_link *a = nsim_topo_link(t, od[k]);
-        const nsim_link *b = nsim_topo_link(t, oe[k]);
-        if (a->type != b->type || a->bw != b->bw || a->lane_bw != b->lane_bw ||
-            a->lat_ps != b->lat_ps || a->count != b->count ||
-            nsim_topo_device(t, a->dst)->type !=
-                nsim_topo_device(t, b->dst)->type)
-            return 0;
-    }
-    return 1;
+    return devices_alike(nsim_topo_device(t, d), nsim_topo_device(t, e)) &&
+           links_alike_in(t, NULL, d, e);
 }
 
 int nsim_plan_tree_chain(nsim_topo *t, const nsim_plan_req *req,
