@@ -174,6 +174,9 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
             cJSON_AddNumberToObject(o, "nccl_predicted_us", r->pred_us)) &&
            (r->fidelity == NULL || strcmp(r->fidelity, "packet") == 0 ||
             cJSON_AddStringToObject(o, "fidelity", r->fidelity)) &&
+           (!r->fidelity_fallback ||
+            cJSON_AddStringToObject(o, "fidelity_why",
+                                    "packet past a budget")) &&
            (r->fold.played >= r->fold.hosts ||
             cJSON_AddNumberToObject(o, "hosts_played", r->fold.played)) &&
            (r->fold.played >= r->fold.hosts || r->fold.bytes_diff <= 0 ||

@@ -389,6 +389,9 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 (double)r->events / r->wall_s / 1e6,
                 strcmp(r->fidelity, "packet") ? ", fidelity " : "",
                 strcmp(r->fidelity, "packet") ? r->fidelity : "");
+        if (r->fidelity_fallback)
+            fprintf(stderr, " (auto: packet would pass the run's budget, "
+                            "--max-memory or --max-events)");
         if (r->flow.flows > 0)
             fprintf(stderr, " (%llu flows, %llu of them twins; %llu "
                             "recomputes visiting %llu flows)",

@@ -540,9 +540,9 @@ static int chain_extend(nsim_scenario *s, nsim_plan_req *req,
 }
 
 static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
-                    nsim_plan_req *req, nsim_run_row *row,
-                    nsim_plan **kept_plan, nsim_exec_result *kept_res,
-                    nsim_err *err)
+                    nsim_fidelity fidelity, nsim_plan_req *req,
+                    nsim_run_row *row, nsim_plan **kept_plan,
+                    nsim_exec_result *kept_res, nsim_err *err)
 {
     nsim_plan *plan = NULL;
     nsim_exec_result res = {0};
@@ -557,7 +557,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
      * --trace) is built, and folded, as a run's */
     nsim_fold_info fold = {0};
     int rc;
-    eo.fidelity = nsim_run_fidelity(s, bytes);
+    eo.fidelity = fidelity;
     req->compact_ops = !o->keep || o->keep_compact ||
                        (o->want_trace && o->trace_fold &&
                         nsim_run_may_fold(s, eo.fidelity, req));
@@ -703,7 +703,22 @@ int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     } else {
         req.fold_row_ps = pred > 0 ? (nsim_time)(pred * 1e6) : 0;
         req.fold_lat_any = s->fold == NSIM_FOLD_ON;
-        NSIM_TRY(simulate(s, o, bytes, &req, row, kept_plan, kept_res, err));
+        nsim_fidelity f = nsim_run_fidelity(s, bytes);
+        nsim_plan_req whole = req; /* simulate marks req up */
+        int rc = simulate(s, o, bytes, f, &req, row, kept_plan, kept_res,
+                          err);
+        if (rc == NSIM_EBUDGET && s->fidelity == NSIM_FIDELITY_AUTO &&
+            f == NSIM_FIDELITY_PACKET) {
+            /* auto took packet by its packets, but its plan or state
+             * (an AllToAll's pairs) would pass a budget: flow, which
+             * folds where the hosts are alike, says why or stops */
+            req = whole;
+            rc = simulate(s, o, bytes, NSIM_FIDELITY_FLOW, &req, row,
+                          kept_plan, kept_res, err);
+            row->fidelity_fallback = 1;
+        }
+        if (rc != NSIM_OK)
+            return rc;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     row->wall_s = (double)(t1.tv_sec - t0.tv_sec) +

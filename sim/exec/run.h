@@ -32,6 +32,9 @@ typedef struct nsim_run_row {
     const char *algo, *proto; /* what was run (tuner's pick or forced) */
     double pred_us;           /* NCCL's predicted time, < 0: none */
     const char *fidelity;     /* "packet" or "flow": what ran */
+    int fidelity_fallback;    /* 1: --fidelity auto took packet, whose
+                               * plan or state would pass a budget, and
+                               * ran flow instead */
     /* symmetry folding (plan/fold.h): fold.played < fold.hosts when the
      * run was folded; fold.why_not says why not when it was tried */
     nsim_fold_info fold;

@@ -86,3 +86,23 @@ nsim_expect(cli.budget.alltoall_auto_flow 0
 nsim_expect(cli.budget.alltoall_auto_packet 0
             CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 20M --fidelity auto --timing
             NOT_OUT "folded" ERR "# timing: 1048576 B: [^\n]*events/s\n")
+# auto takes packet by its packets; where the AllToAll's whole plan and
+# state then pass --max-memory (its connections alone do not: 14.75 MB
+# against 16 MiB), the size runs in flow, folded, and --timing and the
+# JSON say why; played whole (--fold off) flow stops on the budget too
+nsim_expect(cli.budget.auto_packet_to_flow 0
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 4M -e 4M --max-memory 16M --fidelity auto --timing
+            OUT "# folded: 2 of 4 hosts played.*\n +4194304 +32768 +float +none +-1 +158\\.00 "
+            ERR "fidelity flow \\(auto: packet would pass the run's budget, --max-memory or --max-events\\)")
+nsim_expect(cli.budget.auto_packet_fits 0
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 4M -e 4M --max-memory 20M --fidelity auto --timing
+            OUT "\n +4194304 +32768 +float +none +-1 +161\\.73 "
+            NOT_OUT "folded" ERR "# timing: 4194304 B: [^\n]*events/s\n")
+nsim_expect(cli.budget.auto_packet_to_flow_whole 1
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 4M -e 4M --max-memory 16M --fidelity auto --fold off --json auto_whole.json
+            ERR "4194304 bytes: over the memory budget: [^\n]*--max-memory is 16\\.0 MiB. raise it \\(this run is already at flow fidelity"
+            NO_FILE auto_whole.json)
+nsim_expect_file(cli.budget.auto_packet_to_flow_json
+                 CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 4M -e 4M --max-memory 16M --fidelity auto --json auto_flow.json
+                 FILE auto_flow.json
+                 RE "\"fidelity\":[ \t]*\"flow\",[ \t\n]*\"fidelity_why\":[ \t]*\"packet past a budget\"")
