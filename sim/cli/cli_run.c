@@ -419,6 +419,13 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                                 "phantom host)",
                         f->phantom_conns, f->net_conns);
             }
+            else if (f->partner != UINT32_MAX && f->played > 2)
+                fprintf(stderr, ", folded: %u of %u hosts played (the "
+                                "NVLink domains of hosts %u-%u and %u-%u, "
+                                "each sending to the other)",
+                        f->played, f->hosts, f->first_played,
+                        f->first_played + f->played / 2 - 1, f->partner,
+                        f->partner + f->played / 2 - 1);
             else if (f->partner != UINT32_MAX)
                 fprintf(stderr, ", folded: %u of %u hosts played (hosts %u "
                                 "and %u, each sending to the other)",

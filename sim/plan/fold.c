@@ -1064,16 +1064,17 @@ static int rewrite(const fold *f, nsim_plan *p)
  * RoCE's ECMP refuses it). */
 
 /* Hosts alike enough to fold an AllToAll, a SendRecv or a tree (at
- * least min_hosts of them): 1, or 0 with why, or NSIM_ENOMEM. A tree's
- * hosts are NCCL's nodes (tree.c chains a node's ranks), so a tree
- * folds onto whole NVLink domains where they span hosts (MNNVL);
- * faults name hosts, so it does so without them. */
+ * least min_hosts of them): 1, or 0 with why, or NSIM_ENOMEM. The hosts
+ * are NCCL's nodes: where NVLink domains span hosts (MNNVL) a tree
+ * (tree.c chains a node's ranks) and an AllToAll (two domains' sends)
+ * fold onto whole domains; faults name hosts, and SendRecv's pairs
+ * cross between hosts inside a domain, so those do not. */
 static int hosts_alike(nsim_topo *t, const nsim_plan_req *req,
                        uint32_t min_hosts, hostmap *hm, nsim_fold_info *fi)
 {
     uint32_t nn = nsim_topo_nnodes(t);
-    int tree = !nsim_coll_is_p2p(req->coll);
-    if (nn != fi->hosts && (!tree || req->nfold_play > 0))
+    if (nn != fi->hosts &&
+        (req->coll == NSIM_COLL_SENDRECV || req->nfold_play > 0))
         return refuse(fi, "NVLink domains span hosts");
     if (nn != fi->hosts && fi->hosts % nn != 0)
         return refuse(fi, "NVLink domains of different sizes");
@@ -1287,10 +1288,8 @@ static int fold_p2p(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
             nsim_plan_conn *c = &p->conns[i];
             if (c->transport != NSIM_TRANSPORT_NET)
                 continue;
-            const fold *f = (uint32_t)nsim_topo_device(t, c->send_nic)->host ==
-                                    a
-                                ? &fb
-                                : &fa;
+            const fold *f =
+                (uint32_t)dev_host(t, c->send_nic) == a ? &fb : &fa;
             uint32_t host = f->base, nic = twin(f, c->recv_nic);
             if (pass == 1) { /* rewrite */
                 c->to = host * g + c->to % g;
@@ -1316,9 +1315,11 @@ static int fold_p2p(nsim_topo *t, nsim_plan *p, nsim_fold_info *fi,
                                   : "SendRecv ends with its slowest pair");
             count_unlike(whole, played, fi);
         }
-    fi->played = 2;
-    fi->first_played = a;
-    fi->partner = b;
+    /* in hosts: a played domain is its hosts */
+    uint32_t per_node = fi->hosts / hm->nhosts;
+    fi->played = 2 * per_node;
+    fi->first_played = a * per_node;
+    fi->partner = b * per_node;
     fi->struck = p->req.nfold_play;
     return 1;
 }

@@ -855,13 +855,13 @@ static int check_req(nsim_topo *t, const nsim_plan_req *req, nsim_err *err)
                         nsim_topo_nranks(t));
     if (req->fold_senders &&
         (!nsim_coll_is_p2p(req->coll) ||
-         req->fold_host[0] >= nsim_topo_nhosts(t) ||
-         req->fold_host[1] >= nsim_topo_nhosts(t)))
-        return NSIM_ERR(err, NSIM_EINVAL, "senders of hosts %u and %u: "
-                        "expected an AllToAll or SendRecv and hosts "
+         req->fold_host[0] >= nsim_topo_nnodes(t) ||
+         req->fold_host[1] >= nsim_topo_nnodes(t)))
+        return NSIM_ERR(err, NSIM_EINVAL, "senders of nodes %u and %u: "
+                        "expected an AllToAll or SendRecv and nodes "
                         "0..%u",
                         req->fold_host[0], req->fold_host[1],
-                        nsim_topo_nhosts(t) - 1);
+                        nsim_topo_nnodes(t) - 1);
     if (req->root >= nsim_topo_nranks(t))
         return NSIM_ERR(err, NSIM_EINVAL, "root %u: expected a rank 0..%u",
                         req->root, nsim_topo_nranks(t) - 1);
@@ -1382,9 +1382,10 @@ typedef struct p2p_cut {
  * the hosts are alike then, so their pairs give every cut). */
 static int plans_sender(nsim_topo *t, const nsim_plan *p, uint32_t r)
 {
-    int32_t h = nsim_topo_device(t, nsim_topo_rank_device(t, r))->host;
-    return !p->req.fold_senders || (uint32_t)h == p->req.fold_host[0] ||
-           (uint32_t)h == p->req.fold_host[1];
+    uint32_t h = nsim_topo_host_node(
+        t, nsim_topo_device(t, nsim_topo_rank_device(t, r))->host);
+    return !p->req.fold_senders || h == p->req.fold_host[0] ||
+           h == p->req.fold_host[1];
 }
 
 static void p2p_plan_cut(nsim_topo *t, nsim_plan *p, p2p_cut *k)

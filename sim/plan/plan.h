@@ -176,8 +176,9 @@ typedef struct nsim_plan_req {
     uint32_t compact_ops;
     /* AllToAll or SendRecv to be folded (fold.h): 0 plans every rank's
      * sends; 1 only
-     * those of the ranks of hosts fold_host[0] and fold_host[1] (with
-     * their receives, wherever the receiver is), on hosts that
+     * those of the ranks of NCCL nodes fold_host[0] and fold_host[1]
+     * (hosts, or whole NVLink domains where one spans hosts; with their
+     * receives, wherever the receiver is), on nodes that
      * nsim_plan_fold_prepare found alike */
     uint32_t fold_senders;
     uint32_t fold_host[2];

@@ -73,12 +73,22 @@ nsim_expect(cli.budget.alltoall_early 1
 nsim_expect(cli.budget.alltoall_early_folded 1
             CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 4M
             ERR "this AllToAll needs at least 384 NET connections \\(16 played sending ranks")
-# Every host's AllToAll over the budget where a flow run would fold it:
-# the message says so, and --fidelity auto picks flow (which folds) for
-# it whatever its packets (20 MiB: packet, every host)
-nsim_expect(cli.budget.alltoall_suggests_flow 1
+# a packet AllToAll whose every host's connections pass the budget
+# cannot run whole: --fold auto folds it (12 MiB), or, folded and still
+# over (4 MiB), it stops naming the played senders; --fold off says that
+# it keeps every host
+nsim_expect(cli.budget.alltoall_packet_folds 0
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 12M --fidelity packet --timing
+            OUT "# folded: 2 of 4 hosts played"
+            ERR "# timing: 1048576 B: [^\n]*events/s, folded: 2 of 4 hosts played \\(hosts 0 and 1, each sending to the other\\)\n")
+nsim_expect(cli.budget.alltoall_folded_over 1
             CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 4M --fidelity packet
-            ERR "768 NET connections \\(32 sending ranks[^\n]*; raise it, or use --fidelity flow \\(or --fold on\\), which folds it onto two hosts' sends\n$")
+            ERR "384 NET connections \\(16 played sending ranks, each to every rank off its host\\)[^\n]*. raise it, or simulate an AllToAll group of fewer ranks\n$")
+nsim_expect(cli.budget.alltoall_fold_off 1
+            CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 12M --fidelity packet --fold off
+            ERR "768 NET connections \\(32 sending ranks[^\n]*fewer ranks. --fold off plays every host: folding plays a few\n$")
+# Every host's AllToAll over the budget: --fidelity auto picks flow
+# (which folds) for it whatever its packets (20 MiB: packet, every host)
 nsim_expect(cli.budget.alltoall_auto_flow 0
             CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 1M -e 1M --max-memory 12M --fidelity auto --timing
             OUT "# folded: 2 of 4 hosts played"

@@ -269,6 +269,29 @@ nsim_expect(cli.fold.mnnvl_off 0
 nsim_expect(cli.fold.mnnvl_packet 0
             CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --fidelity packet --fold on
             OUT "# folded: 36 of 72 hosts played.*\n +16773120 +14560 +float +none +-1 +593\\.44 ")
+# An AllToAll on NVLink domains folds onto two whole domains' sends
+# (916.62 us. every host played, 918.87, -0.24 %). Past the memory
+# budget (its whole connections 830 MB against 700 MiB) --fidelity auto
+# keeps packet there and folds it (flow re-solves a domain's NVLink
+# shares as each flow ends: far slower). SendRecv still plays every host.
+set(MA_ROW "\n +4193280 +3640 +float +none +-1 +916\\.62 ")
+nsim_expect(cli.fold.mnnvl_alltoall 0
+            CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --collective alltoall
+                --fidelity packet --fold on -b 4M -e 4M --timing
+            OUT "# folded: 36 of 72 hosts played.*${MA_ROW}"
+            ERR "folded: 36 of 72 hosts played \\(the NVLink domains of hosts 0-17 and 18-35, each sending to the other\\)")
+nsim_fold_whole(cli.fold.mnnvl_alltoall_off ${D}/fold-mnnvl.json
+                "\n +4193280 +3640 +float +none +-1 +918\\.87 "
+                --collective alltoall --fidelity packet -b 4M -e 4M)
+nsim_expect(cli.fold.mnnvl_alltoall_auto 0
+            CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --collective alltoall
+                --fidelity auto --max-memory 700M -b 4M -e 4M --timing
+            OUT "# folded: 36 of 72 hosts played.*${MA_ROW}"
+            ERR "# timing: 4193280 B: [^\n]*events/s, folded: 36 of 72")
+nsim_expect(cli.fold.mnnvl_sendrecv_why 0
+            CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --collective sendrecv
+                -b 4M -e 4M --timing
+            NOT_OUT "folded" ERR "not folded: NVLink domains span hosts")
 # A Tree chains each NVLink domain's 72 ranks: in flow each rack's chain
 # is played with 24 ranks and with 8, the 48 others added at the delay
 # per rank between the two (600.61 us. every rank played, 599.21, +0.15
