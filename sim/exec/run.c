@@ -636,8 +636,6 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         extended = 1;
     }
     if (rc == NSIM_OK && req->fold_tree_chain > 0) {
-        if (fold.hosts == 0) /* the roles were not tried */
-            fold.hosts = fold.played = nsim_topo_nhosts(s->topo);
         fold.tree_chain = req->fold_tree_chain;
         fold.tree_chain_of = plan->nranks / plan->nhosts;
         rc = tree_chain_extend(s, req, &eo, &fold, &res, &gpu, err);

@@ -1076,8 +1076,6 @@ static int hosts_alike(nsim_topo *t, const nsim_plan_req *req,
     if (nn != fi->hosts &&
         (req->coll == NSIM_COLL_SENDRECV || req->nfold_play > 0))
         return refuse(fi, "NVLink domains span hosts");
-    if (nn != fi->hosts && fi->hosts % nn != 0)
-        return refuse(fi, "NVLink domains of different sizes");
     if (nn < min_hosts)
         return refuse(fi, nn != fi->hosts ? "fewer than %u NVLink domains"
                                           : "fewer than %u hosts",
