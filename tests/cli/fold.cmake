@@ -294,7 +294,7 @@ nsim_expect(cli.fold.mnnvl_sendrecv_why 0
             NOT_OUT "folded" ERR "not folded: NVLink domains span hosts")
 # A Tree chains each NVLink domain's 72 ranks: in flow each rack's chain
 # is played with 24 ranks and with 8, the 48 others added at the delay
-# per rank between the two (600.61 us. every rank played, 599.21, +0.15
+# per rank between the two (600.61 us. every rank played, 599.21, +0.23
 # %). Too few racks to fold the roles: every host is played, and
 # --timing says so. Packet plays the chains whole. (No semicolons in the
 # patterns: CMake splits arguments there.)
