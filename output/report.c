@@ -57,8 +57,9 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
     if (m->fidelity != NULL && strcmp(m->fidelity, "packet") != 0)
         fprintf(f, "# fidelity %s%s\n", m->fidelity,
                 strcmp(m->fidelity, "auto") == 0
-                    ? " (flow where the packet model would be slow; each "
-                      "row's is in --json and --timing)"
+                    ? " (flow where the packet model would be slow or "
+                      "pass its budget; each row's is in --json and "
+                      "--timing)"
                     : " (each WR and slice one flow, max-min shared)");
     if (m->hosts_played > 0 && m->hosts_played < m->nhosts) {
         fprintf(f, "# folded: %u of %u hosts played (identical hosts "
