@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "sim/core/units.h"
 #include "sim/plan/tune.h"
@@ -402,14 +405,16 @@ static const char *budget_hint(const nsim_scenario *s, const nsim_run_opts *o,
  * them takes minutes before the run's own estimate could refuse. Their
  * state, weighed first, stops such a run at once. */
 static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
-                           nsim_err *err)
+                           uint64_t *state, nsim_err *err)
 {
     uint64_t max_mem = memory_budget(s), senders;
+    *state = 0;
     if (req->coll != NSIM_COLL_ALLTOALL || nsim_topo_nhosts(s->topo) < 2 ||
         max_mem == UINT64_MAX)
         return NSIM_OK;
     uint64_t net = alltoall_conns(s, req->fold_senders != 0, &senders);
     uint64_t need = nsim_exec_state_bytes(net, 0, 0);
+    *state = need;
     if (need <= max_mem)
         return NSIM_OK;
     char needs[32], have[32];
@@ -429,6 +434,35 @@ static int alltoall_budget(const nsim_scenario *s, const nsim_plan_req *req,
                     needs, have,
                     s->max_memory ? "" : " (the default: 75% of the "
                                          "memory available)");
+}
+
+/* req's plan, built within what the memory budget leaves it: for an
+ * AllToAll, past its connections' state (state, known before any plan:
+ * a plan that would not fit beside it stops while it is built, not
+ * once whole: 1,024 L40S, 3.46 GiB of plan built in 10 s before the
+ * estimate refused it). */
+static int build_within(const nsim_scenario *s, nsim_plan_req *req,
+                        uint64_t state, nsim_plan **plan, nsim_err *err)
+{
+    uint64_t whole = req->max_plan_bytes;
+    if (state > 0 && whole > state)
+        req->max_plan_bytes = whole - state;
+    int rc = nsim_plan_build(s->topo, req, plan, err);
+    uint64_t room = req->max_plan_bytes;
+    req->max_plan_bytes = whole;
+    if (rc != NSIM_EBUDGET || room == whole)
+        return rc;
+    char st[32], left[32], all[32];
+    nsim_units_format_size(state, st, sizeof st);
+    nsim_units_format_size(room, left, sizeof left);
+    nsim_units_format_size(whole, all, sizeof all);
+    return NSIM_ERR(err, NSIM_EBUDGET,
+                    "over the memory budget: this AllToAll's NET "
+                    "connections need about %s of simulation state, and "
+                    "its plan more than the %s that leaves of --max-memory "
+                    "%s; raise it, or simulate an AllToAll group of fewer "
+                    "ranks",
+                    st, left, all);
 }
 
 /* Whether a plan built for req (may it fold) goes through
@@ -594,7 +628,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         fold_play_drop(req, NULL, struck);
         return rc;
     }
-    rc = alltoall_budget(s, req, err);
+    uint64_t a2a_state = 0; /* an AllToAll's connections, at least */
+    rc = alltoall_budget(s, req, &a2a_state, err);
     /* a Tree's long chains (NVLink domains) played short, twice: flow
      * only (fold.h), without faults (a dropped rank could be struck)
      * and without a trace (it names every rank's ops) */
@@ -605,7 +640,7 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                  ? NSIM_OK
                  : NSIM_ERR(err, NSIM_ENOMEM, "out of memory");
     if (rc == NSIM_OK)
-        rc = nsim_plan_build(s->topo, req, &plan, err);
+        rc = build_within(s, req, a2a_state, &plan, err);
     if (rc == NSIM_OK && may_fold && fold_applies(req))
         rc = nsim_plan_fold(s->topo, plan, &fold, err);
     fold_play_drop(req, plan, struck);
@@ -718,6 +753,12 @@ int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
             /* auto took packet by its packets, but its plan or state
              * (an AllToAll's pairs) would pass a budget: flow, which
              * folds where the hosts are alike, says why or stops */
+#ifdef __GLIBC__
+            /* the packet plan's gigabytes, freed, back to the system:
+             * the flow run moves its resident heap onto huge pages
+             * (exec.c), which copied them too (4 of 9 s, 1,024 L40S) */
+            (void)malloc_trim(0);
+#endif
             req = whole;
             rc = simulate(s, o, bytes, NSIM_FIDELITY_FLOW, &req, row,
                           kept_plan, kept_res, err);

@@ -99,7 +99,8 @@ nsim_expect(cli.budget.alltoall_auto_packet 0
 # auto takes packet by its packets; where the AllToAll's whole plan and
 # state then pass --max-memory (its connections alone do not: 14.75 MB
 # against 16 MiB), the size runs in flow, folded, and --timing and the
-# JSON say why; played whole (--fold off) flow stops on the budget too
+# JSON say why; played whole (--fold off) flow stops on the budget too,
+# while its plan is built (its connections' state known before)
 nsim_expect(cli.budget.auto_packet_to_flow 0
             CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 4M -e 4M --max-memory 16M --fidelity auto --timing
             OUT "# folded: 2 of 4 hosts played.*\n +4194304 +32768 +float +none +-1 +158\\.00 "
@@ -110,7 +111,7 @@ nsim_expect(cli.budget.auto_packet_fits 0
             NOT_OUT "folded" ERR "# timing: 4194304 B: [^\n]*events/s\n")
 nsim_expect(cli.budget.auto_packet_to_flow_whole 1
             CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 4M -e 4M --max-memory 16M --fidelity auto --fold off --json auto_whole.json
-            ERR "4194304 bytes: over the memory budget: [^\n]*--max-memory is 16\\.0 MiB. raise it \\(this run is already at flow fidelity"
+            ERR "4194304 bytes: over the memory budget: this AllToAll's NET connections need about 14\\.3 MiB of simulation state, and its plan more than the 1\\.7 MiB that leaves of --max-memory 16\\.0 MiB. raise it, or simulate an AllToAll group of fewer ranks. --fold off plays every host: folding plays a few\n$"
             NO_FILE auto_whole.json)
 nsim_expect_file(cli.budget.auto_packet_to_flow_json
                  CMD ${NCCLSIM} run ${NSIM_SRC}/tests/data/fold-4node.json --collective alltoall -b 4M -e 4M --max-memory 16M --fidelity auto --json auto_flow.json
