@@ -82,8 +82,8 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
                    "each rank not played adds what one of the %u between "
                    "added "
                    "(README \"Folding\"; --fold off plays every rank)\n",
-                m->tree_chain_of, m->tree_chain, NSIM_FOLD_TREE_CHAIN_SHORT,
-                m->tree_chain - NSIM_FOLD_TREE_CHAIN_SHORT);
+                m->tree_chain_of, m->tree_chain, m->tree_chain_short,
+                m->tree_chain - m->tree_chain_short);
     fprintf(f, "#\n");
     fprintf(f, "#                                                              "
                "out-of-place                       in-place          \n");

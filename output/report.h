@@ -45,6 +45,7 @@ typedef struct nsim_report_meta {
     uint32_t tree_chain, tree_chain_of; /* a Tree's node chains folded:
                                          * the ranks its first run played
                                          * of each node's (fold.h), or 0 */
+    uint32_t tree_chain_short;         /* its second run's */
 } nsim_report_meta;
 
 void nsim_report_header(FILE *f, const nsim_report_meta *m);

@@ -369,6 +369,7 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
         first.chain_played = r->fold.chain_hosts;
         first.tree_chain = r->fold.tree_chain;
         first.tree_chain_of = r->fold.tree_chain_of;
+        first.tree_chain_short = r->fold.tree_chain_short;
         first.hosts_struck = r->fold.struck;
         first.fabric_faults_idle =
             r->fold.fabric_links > 0 && r->fold.fabric_conns == 0;
@@ -499,7 +500,7 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
         if (f->tree_chain > 0)
             fprintf(stderr, "; each node's chain of %u ranks played with "
                             "%u and with %u (each rank more adds %.2f us)",
-                    f->tree_chain_of, f->tree_chain, NSIM_FOLD_TREE_CHAIN_SHORT,
+                    f->tree_chain_of, f->tree_chain, f->tree_chain_short,
                     (double)f->tree_chain_rank_ps / 1e6);
         fprintf(stderr, "\n");
     }
@@ -529,7 +530,7 @@ static cJSON *report_detail(const nsim_scenario *s, const nsim_cli_run_opts *ro,
                "row's time: the connections, links, NIC ports, QPs and CQs "
                "below are the %u-rank run's (--fold off: every rank)\n",
                row->fold.tree_chain_of, row->fold.tree_chain,
-               NSIM_FOLD_TREE_CHAIN_SHORT,
+               row->fold.tree_chain_short,
                (double)row->fold.tree_chain_rank_ps / 1e6,
                row->fold.tree_chain);
     if (!ro->quiet && ro->stats)

@@ -303,6 +303,7 @@ int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
     if (row.fold.tree_chain > 0) {
         x->tree_chain = row.fold.tree_chain;
         x->tree_chain_of = row.fold.tree_chain_of;
+        x->tree_chain_short = row.fold.tree_chain_short;
         x->tree_played_us = (double)r.gpu_ps / 1e6;
         x->tree_rank_us = (double)row.fold.tree_chain_rank_ps / 1e6;
     }
@@ -354,7 +355,7 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
                    "below are the %u-rank chains' run (--fold off plays "
                    "every rank)\n",
                 x->tree_chain_of, x->tree_chain, x->tree_played_us,
-                NSIM_FOLD_TREE_CHAIN_SHORT, x->tree_chain_of - x->tree_chain,
+                x->tree_chain_short, x->tree_chain_of - x->tree_chain,
                 x->tree_rank_us, x->tree_chain);
     if (x->fold_played < x->fold_hosts && x->fold_struck > 0)
         fprintf(f, "faults: %u of the played hosts struck, each standing "

@@ -83,7 +83,7 @@ typedef struct nsim_explanation {
     /* a Tree's node chains folded (fold.h): the ranks played of each
      * node's tree_chain_of (0: whole), that run's own time, and what
      * each rank not played adds */
-    uint32_t tree_chain, tree_chain_of;
+    uint32_t tree_chain, tree_chain_short, tree_chain_of;
     double tree_played_us, tree_rank_us;
 } nsim_explanation;
 

@@ -527,22 +527,24 @@ static int chain_play(nsim_scenario *s, nsim_plan_req *req,
 }
 
 /* A Tree whose nodes' chains were played with fold->tree_chain ranks
- * (res) is played again with NSIM_FOLD_TREE_CHAIN_SHORT: each rank
- * neither plays adds the delay per rank between the two (fold.h): the
- * whole chains' GPU time in *gpu. res keeps the first run's times, with
- * the second run's events and flows added. */
+ * (res) is played again with NSIM_FOLD_TREE_CHAIN -
+ * NSIM_FOLD_TREE_CHAIN_SHORT fewer: each rank neither plays adds the
+ * delay per rank between the two (fold.h): the whole chains' GPU time
+ * in *gpu. res keeps the first run's times, with the second run's
+ * events and flows added. */
 static int tree_chain_extend(nsim_scenario *s, nsim_plan_req *req,
                              const nsim_exec_opts *eo, nsim_fold_info *fold,
                              nsim_exec_result *res, nsim_time *gpu,
                              nsim_err *err)
 {
     uint32_t k = fold->tree_chain, m = fold->tree_chain_of;
-    uint32_t j = NSIM_FOLD_TREE_CHAIN_SHORT;
+    uint32_t j = k - (NSIM_FOLD_TREE_CHAIN - NSIM_FOLD_TREE_CHAIN_SHORT);
+    uint32_t long_extra = req->fold_tree_chain;
     nsim_time shorter = 0;
     nsim_fold_info fi;
-    req->fold_tree_chain = j;
+    req->fold_tree_chain = NSIM_FOLD_TREE_CHAIN_SHORT;
     int rc = play_again(s, req, eo, &fi, res, &shorter, err);
-    req->fold_tree_chain = k;
+    req->fold_tree_chain = long_extra;
     if (rc != NSIM_OK)
         return rc;
     if (req->fold_tree && fi.played != fold->played)
@@ -552,6 +554,7 @@ static int tree_chain_extend(nsim_scenario *s, nsim_plan_req *req,
                         fi.played, fold->played);
     nsim_time more = res->gpu_ps > shorter ? res->gpu_ps - shorter : 0;
     *gpu = res->gpu_ps + more * (m - k) / (k - j);
+    fold->tree_chain_short = j;
     fold->tree_chain_rank_ps = more / (k - j);
     return NSIM_OK;
 }
@@ -670,8 +673,8 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
         rc = chain_extend(s, req, &eo, &fold, &res, &gpu, err);
         extended = 1;
     }
-    if (rc == NSIM_OK && req->fold_tree_chain > 0) {
-        fold.tree_chain = req->fold_tree_chain;
+    if (rc == NSIM_OK && plan->tree_chain_played > 0) {
+        fold.tree_chain = plan->tree_chain_played;
         fold.tree_chain_of = plan->nranks / plan->nhosts;
         rc = tree_chain_extend(s, req, &eo, &fold, &res, &gpu, err);
         extended = 1;

@@ -113,20 +113,25 @@ int nsim_plan_req_is_chain(const nsim_plan_req *req);
  * where a node is an NVLink domain of many GPUs (a GB200 NVL72 rack: a
  * chain of 72 ranks a channel) every rank past the chain's first two
  * only relays along NVLink, and each adds about the same delay to the
- * run. In flow fidelity, where a node's GPUs are alike and number at
- * least twice NSIM_FOLD_TREE_CHAIN, each node's chain is played with
- * NSIM_FOLD_TREE_CHAIN ranks and again with NSIM_FOLD_TREE_CHAIN_SHORT;
- * the ranks neither plays are added at the delay per rank between the
- * two. That delay wavers by some 5 % over a few ranks (eight NVL72
- * racks, 16 MiB: 6.93, 7.22, 6.44 us a rank over ranks 8-12, 12-16,
- * 16-24), so the two runs lie far apart: within 0.4 % of the whole
- * chains from 1 MiB to 1 GiB on four and eight racks, 0.8 % on 32 at
- * 64 MiB (docs/fold.md). In
- * packet fidelity the delay is less even (14.3 then 16.0 us a rank from
- * 8 to 16 to 24 ranks, four racks, 64 MiB), and the chains are played
- * whole. */
-#define NSIM_FOLD_TREE_CHAIN 24
-#define NSIM_FOLD_TREE_CHAIN_SHORT 8
+ * run. A channel's chain starts at one of nbase ranks (tree.c: half the
+ * channels), so once it runs nbase + 1 ranks past its start some rank
+ * relays in every channel's chain, and its NVLink port carries what a
+ * whole chain's do; shorter, no port does, and the run is faster than
+ * the line (two racks, 512 MiB: 1434.21 us at 8 ranks where the line
+ * through 16 and more gives 1556). In flow fidelity, on 2 NCCL nodes
+ * or more whose GPUs are alike and number at least 52, each node's
+ * chain is played to NSIM_FOLD_TREE_CHAIN ranks past those nbase + 1,
+ * and again to NSIM_FOLD_TREE_CHAIN_SHORT past them (16 channels: 26
+ * and 10 of 72); the ranks neither plays are added at the delay per
+ * rank between the two. That delay wavers by a few % over a few ranks,
+ * so the runs lie 16 ranks apart: within 1.6 % of the whole chains on
+ * 2, 4 and 8 racks from 1 MiB to 512 MiB (docs/fold.md). On one node
+ * the line starts later (512 MiB: 10.5 us a rank from 24 ranks, 48
+ * from 10 to 26), and in packet fidelity the delay is less even (14.3
+ * then 16.0 us a rank from 8 to 16 to 24 ranks, four racks, 64 MiB):
+ * both play the chains whole. */
+#define NSIM_FOLD_TREE_CHAIN 17
+#define NSIM_FOLD_TREE_CHAIN_SHORT 1
 
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */
@@ -175,7 +180,8 @@ typedef struct nsim_fold_info {
                               * sets it) */
     uint32_t tree_chain; /* a Tree's chains folded: each node's chain
                           * played with this many ranks (the second run
-                          * NSIM_FOLD_TREE_CHAIN_SHORT); 0: played whole */
+                          * tree_chain_short); 0: played whole */
+    uint32_t tree_chain_short; /* the second run's */
     uint32_t tree_chain_of; /* the ranks of a node's whole chain */
     nsim_time tree_chain_rank_ps; /* the delay each rank adds to the
                                    * run (nsim_run_size sets it) */

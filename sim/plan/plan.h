@@ -213,9 +213,10 @@ typedef struct nsim_plan_req {
      * time on half as many (nsim_run_size) */
     uint32_t fold_chain_hosts;
     /* A Tree AllReduce whose nodes chain many ranks (fold.h,
-     * NSIM_FOLD_TREE_CHAIN): the ranks of each node's chain to play, the
+     * NSIM_FOLD_TREE_CHAIN): each node's chain played to this many ranks
+     * past the ranks a channel's chain may start at and its head, the
      * first of the channel's chain order (0: every rank); a run plays it
-     * twice, the second time with half as many (nsim_run_size) */
+     * twice, the second time shorter (nsim_run_size) */
     uint32_t fold_tree_chain;
     /* 0: no limit; else the bytes the plan's op lists, lanes and
      * connections may hold: a build that would pass it stops, before it
@@ -254,6 +255,9 @@ typedef struct nsim_plan {
      * trees) played by the host of the slowest route to its parent, its
      * hosts' routes differing */
     uint32_t played_hosts, phantom_conns, slow_roles;
+    /* fold_tree_chain: the ranks of each node's chain played (0: every
+     * rank; also where the short chain would be the whole) */
+    uint32_t tree_chain_played;
     /* NVLSTree: NET connections between heads follow the NVLS ones
      * (nchannels x nranks x 4: scatter, gather, reduced, store; lanes
      * alike: scatter, gather, tree up, tree down). */

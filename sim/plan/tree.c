@@ -634,10 +634,17 @@ int nsim__plan_build_trees(nsim_topo *t, nsim_plan *p, uint32_t nch_full,
         goto out;
     }
     p->played_hosts = v.nhosts_played;
+    /* a chain played short (req.fold_tree_chain, fold.h): past the
+     * nbase ranks a channel's chain may start at, and its head */
+    uint32_t ppn = hl.nhosts ? p->nranks / hl.nhosts : 0, played = 0;
+    if (p->req.fold_tree_chain > 0 &&
+        nbase + 1 + p->req.fold_tree_chain < ppn)
+        played = nbase + 1 + p->req.fold_tree_chain;
+    p->tree_chain_played = played;
     tree_cut(p);
     for (uint32_t c = 0; rc == NSIM_OK && c < p->nchannels; c++) {
         int tree = nch_full >= 2 && c >= nbase;
-        channel_tree(&hl, c, nbase, tree, p->req.fold_tree_chain, nd,
+        channel_tree(&hl, c, nbase, tree, played, nd,
                      &p->ring[c * p->nranks]);
         rc = channel_conns(t, p, c, tree, &hl, &v, nd, err);
         if (rc == NSIM_OK && channel_lanes(p, c, &v, nd) != NSIM_OK)

@@ -293,18 +293,19 @@ nsim_expect(cli.fold.mnnvl_sendrecv_why 0
                 -b 4M -e 4M --timing
             NOT_OUT "folded" ERR "not folded: NVLink domains span hosts")
 # A Tree chains each NVLink domain's 72 ranks: in flow each rack's chain
-# is played with 24 ranks and with 8, the 48 others added at the delay
-# per rank between the two (600.61 us. every rank played, 599.21, +0.23
+# is played with 26 ranks and with 10 (16 channels: 8 ranks a chain may
+# start at, its head, then 17 and 1), the 46 others added at the delay
+# per rank between the two (597.69 us. every rank played, 599.21, -0.25
 # %). Too few racks to fold the roles: every host is played, and
 # --timing says so. Packet plays the chains whole. (No semicolons in the
 # patterns: CMake splits arguments there.)
-set(MT_ROW "\n +16777216 +4194304 +float +sum +-1 +600\\.61 ")
+set(MT_ROW "\n +16777216 +4194304 +float +sum +-1 +597\\.69 ")
 nsim_expect(cli.fold.mnnvl_tree_chain 0
             CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --collective allreduce
                 --algo Tree --timing
-            OUT "\n# folded chains: a Tree chains each node's 72 ranks \\(an NVLink domain\\), played with 24 and again with 8. each rank not played adds what one of the 16 between added[^\n]*\n#\n.*${MT_ROW}"
+            OUT "\n# folded chains: a Tree chains each node's 72 ranks \\(an NVLink domain\\), played with 26 and again with 10. each rank not played adds what one of the 16 between added[^\n]*\n#\n.*${MT_ROW}"
             NOT_OUT "# folded: "
-            ERR "every host played: fewer than 8 NVLink domains. each node's chain of 72 ranks played with 24 and with 8 \\(each rank more adds 6\\.77 us\\)\n")
+            ERR "every host played: fewer than 8 NVLink domains. each node's chain of 72 ranks played with 26 and with 10 \\(each rank more adds 6\\.71 us\\)\n")
 nsim_fold_whole(cli.fold.mnnvl_tree_chain_off ${D}/fold-mnnvl.json
                 "\n +16777216 +4194304 +float +sum +-1 +599\\.21 "
                 --collective allreduce --algo Tree)
@@ -316,19 +317,19 @@ nsim_expect_file(cli.fold.mnnvl_tree_chain_json
                  CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --collective allreduce
                      --algo Tree --json fold_tree_chain.json
                  FILE fold_tree_chain.json
-                 RE "\"fold_tree_chain_ranks\":[ \t]*24,[ \t\n]*\"fold_tree_chain_rank_us\":[ \t]*6\\.77")
+                 RE "\"fold_tree_chain_ranks\":[ \t]*26,[ \t\n]*\"fold_tree_chain_rank_us\":[ \t]*6\\.71")
 # eight racks: one rack per role of the two trees (6 of 8), each rack's
-# chain played short (629.26 us. every rank of every rack, 628.56)
+# chain played short (630.67 us. every rank of every rack, 628.56)
 nsim_expect(cli.fold.mnnvl_tree_roles 0
             CMD ${NCCLSIM} run ${D}/fold-mnnvl-tree.json --timing
-            OUT "# folded: 108 of 144 hosts played[^\n]*\n# folded chains: [^\n]*\n#\n.*\n +16777216 +4194304 +float +sum +-1 +629\\.26 "
-            ERR "folded: 108 of 144 hosts played \\(one per role in the two trees. [^)]*\\). each node's chain of 72 ranks played with 24 and with 8")
+            OUT "# folded: 108 of 144 hosts played[^\n]*\n# folded chains: [^\n]*\n#\n.*\n +16777216 +4194304 +float +sum +-1 +630\\.67 "
+            ERR "folded: 108 of 144 hosts played \\(one per role in the two trees. [^)]*\\). each node's chain of 72 ranks played with 26 and with 10")
 nsim_fold_whole(cli.fold.mnnvl_tree_roles_off ${D}/fold-mnnvl-tree.json
                 "\n +16777216 +4194304 +float +sum +-1 +628\\.56 ")
 nsim_expect(cli.fold.mnnvl_tree_explain 0
             CMD ${NCCLSIM} explain ${D}/fold-mnnvl-tree.json -b 16M
-            OUT "16777216 bytes: 629\\.26 us.*\nfolded: each node's Tree chain of 72 ranks played with 24 \\(305\\.08 us\\) and with 8. each of the other 48 adds 6\\.75 us. the links, waits, thread blocks and phases below are the 24-rank chains' run")
+            OUT "16777216 bytes: 630\\.67 us.*\nfolded: each node's Tree chain of 72 ranks played with 26 \\(320\\.32 us\\) and with 10. each of the other 46 adds 6\\.75 us. the links, waits, thread blocks and phases below are the 26-rank chains' run")
 nsim_expect(cli.fold.mnnvl_tree_stats 0
             CMD ${NCCLSIM} run ${D}/fold-mnnvl.json --collective allreduce
                 --algo Tree --stats
-            OUT "# folded: each node's Tree chain of 72 ranks played with 24 and with 8, each rank not played adding 6\\.77 us to the row's time: the connections, links, NIC ports, QPs and CQs below are the 24-rank run's")
+            OUT "# folded: each node's Tree chain of 72 ranks played with 26 and with 10, each rank not played adding 6\\.71 us to the row's time: the connections, links, NIC ports, QPs and CQs below are the 26-rank run's")

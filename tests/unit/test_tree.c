@@ -283,10 +283,11 @@ static void test_fold_slowest_route(void)
 }
 
 /* GPU time of a Tree AllReduce on t in flow fidelity, each node's chain
- * played with `chain` ranks (0: whole); *ranks_with_ops: the ranks of
- * channel 0 with ops. */
-static nsim_time tree_chain_run(nsim_topo *t, uint32_t chain,
-                                uint32_t *ranks_with_ops)
+ * played to `extra` ranks past where its channels' chains start (0:
+ * whole); *played: the ranks of a node's chain the plan played (0:
+ * all), *ranks_with_ops: the ranks of channel 0 with ops. */
+static nsim_time tree_chain_run(nsim_topo *t, uint32_t extra,
+                                uint32_t *played, uint32_t *ranks_with_ops)
 {
     nsim_err err = {0};
     nsim_params prm;
@@ -294,8 +295,9 @@ static nsim_time tree_chain_run(nsim_topo *t, uint32_t chain,
     nsim_plan *p = NULL;
     nsim_plan_req r = tree_req(4u << 20, 4, NSIM_PROTO_SIMPLE);
     r.compact_ops = 1;
-    r.fold_tree_chain = chain;
+    r.fold_tree_chain = extra;
     NSIM_ASSERT_OK(nsim_plan_build(t, &r, &p, &err));
+    *played = p->tree_chain_played;
     *ranks_with_ops = 0;
     for (uint32_t l = 0; l < p->nlanes; l++)
         *ranks_with_ops += p->lanes[l].channel == 0 && p->lanes[l].nops > 0 &&
@@ -311,17 +313,19 @@ static nsim_time tree_chain_run(nsim_topo *t, uint32_t chain,
 }
 
 /* Two NVL72 racks (NCCL nodes of 72 ranks): their Tree chains fold
- * (nsim_plan_tree_chain), a chain played short ends at its rank asked
- * for, and the whole chains' time extrapolated from 24 and 8 ranks (per
- * rank, the delay between the two) lies within 1 % of the whole run's.
- * Hosts of 8 GPUs, rings and plans that keep their placement do not
- * fold their chains. */
+ * (nsim_plan_tree_chain), a chain played short ends past the ranks its
+ * channels' chains start at (4 channels: 2, and the head) by the ranks
+ * asked for, and the whole chains' time extrapolated from the two
+ * lengths (per rank, the delay between them) lies within 1 % of the
+ * whole run's. One rack, hosts of 8 GPUs, rings and plans that keep
+ * their placement do not fold their chains. */
 static void test_chain_fold_domains(void)
 {
     nsim_err err = {0};
-    nsim_topo *t = NULL, *h = hosts(4);
+    nsim_topo *t = NULL, *one = NULL, *h = hosts(4);
     nsim_fabric_cfg cfg = {NSIM_FABRIC_RAIL_FAT_TREE, 0, 1, 0, 0, 0};
     NSIM_ASSERT_OK(nsim_cluster_build("gb200-nvl", 36, &cfg, &t, &err));
+    NSIM_ASSERT_OK(nsim_cluster_build("gb200-nvl", 18, &cfg, &one, &err));
     CU_ASSERT_EQUAL_FATAL(nsim_topo_nnodes(t), 2);
     nsim_plan_req r = tree_req(4u << 20, 4, NSIM_PROTO_SIMPLE);
     uint32_t k = 99;
@@ -330,29 +334,36 @@ static void test_chain_fold_domains(void)
     r.compact_ops = 1;
     NSIM_ASSERT_OK(nsim_plan_tree_chain(t, &r, &k));
     CU_ASSERT_EQUAL(k, NSIM_FOLD_TREE_CHAIN);
+    NSIM_ASSERT_OK(nsim_plan_tree_chain(one, &r, &k));
+    CU_ASSERT_EQUAL(k, 0); /* one node */
     NSIM_ASSERT_OK(nsim_plan_tree_chain(h, &r, &k));
     CU_ASSERT_EQUAL(k, 0); /* 8 ranks a node */
     r.algo = NSIM_ALGO_RING;
     NSIM_ASSERT_OK(nsim_plan_tree_chain(t, &r, &k));
     CU_ASSERT_EQUAL(k, 0);
-    uint32_t n_whole, n_long, n_short;
-    nsim_time whole = tree_chain_run(t, 0, &n_whole);
-    nsim_time lng = tree_chain_run(t, NSIM_FOLD_TREE_CHAIN, &n_long);
-    nsim_time shrt = tree_chain_run(t, NSIM_FOLD_TREE_CHAIN_SHORT, &n_short);
+    uint32_t p_whole, p_long, p_short, n_whole, n_long, n_short;
+    nsim_time whole = tree_chain_run(t, 0, &p_whole, &n_whole);
+    nsim_time lng = tree_chain_run(t, NSIM_FOLD_TREE_CHAIN, &p_long, &n_long);
+    nsim_time shrt =
+        tree_chain_run(t, NSIM_FOLD_TREE_CHAIN_SHORT, &p_short, &n_short);
+    CU_ASSERT_EQUAL(p_whole, 0);
+    CU_ASSERT_EQUAL(p_long, 2 + 1 + NSIM_FOLD_TREE_CHAIN);
+    CU_ASSERT_EQUAL(p_short, 2 + 1 + NSIM_FOLD_TREE_CHAIN_SHORT);
     CU_ASSERT_EQUAL(n_whole, 144);
-    CU_ASSERT_EQUAL(n_long, 2 * NSIM_FOLD_TREE_CHAIN);
-    CU_ASSERT_EQUAL(n_short, 2 * NSIM_FOLD_TREE_CHAIN_SHORT);
+    CU_ASSERT_EQUAL(n_long, 2 * p_long);
+    CU_ASSERT_EQUAL(n_short, 2 * p_short);
     CU_ASSERT_FATAL(lng > shrt && whole > lng);
-    double per = (double)(lng - shrt) /
-                 (NSIM_FOLD_TREE_CHAIN - NSIM_FOLD_TREE_CHAIN_SHORT);
-    double est = (double)lng + per * (72 - NSIM_FOLD_TREE_CHAIN);
-    fprintf(stderr, "\n  2 NVL72 racks, Tree 4 MiB: whole %.2f us, chains "
-                    "of 24 / 8 ranks %.2f / %.2f us, %.3f us a rank, "
-                    "extrapolated %.2f us (%+.2f %%)\n",
-            (double)whole / 1e6, (double)lng / 1e6, (double)shrt / 1e6,
-            per / 1e6, est / 1e6, (est / (double)whole - 1) * 100);
+    double per = (double)(lng - shrt) / (p_long - p_short);
+    double est = (double)lng + per * (72 - p_long);
+    fprintf(stderr, "\n  2 NVL72 racks, Tree 4 MiB, 4 channels: whole %.2f "
+                    "us, chains of %u / %u ranks %.2f / %.2f us, %.3f us a "
+                    "rank, extrapolated %.2f us (%+.2f %%)\n",
+            (double)whole / 1e6, p_long, p_short, (double)lng / 1e6,
+            (double)shrt / 1e6, per / 1e6, est / 1e6,
+            (est / (double)whole - 1) * 100);
     CU_ASSERT(fabs(est / (double)whole - 1) < 0.01);
     nsim_topo_destroy(t);
+    nsim_topo_destroy(one);
     nsim_topo_destroy(h);
 }
 
