@@ -1216,7 +1216,7 @@ int nsim_plan_tree_chain(nsim_topo *t, const nsim_plan_req *req,
     if (nsim_topo_group_ranks(t, &ranks, &start, &n) != NSIM_OK)
         return NSIM_ENOMEM;
     uint32_t m = n > 0 ? start[1] : 0, first = m > 0 ? ranks[0] : 0;
-    int ok = n >= 2 && m >= 52;
+    int ok = n >= 2 && m >= NSIM_FOLD_TREE_CHAIN_NODE_MIN;
     for (uint32_t h = 0; ok && h < n; h++)
         ok = start[h + 1] - start[h] == m;
     for (uint32_t i = 0; ok && i < start[n]; i++)

@@ -132,6 +132,10 @@ int nsim_plan_req_is_chain(const nsim_plan_req *req);
  * both play the chains whole. */
 #define NSIM_FOLD_TREE_CHAIN 17
 #define NSIM_FOLD_TREE_CHAIN_SHORT 1
+/* Nodes of fewer ranks play their chains whole: twice the longer run's
+ * chain with 16 channels (8 starts, the head, 17), below which the two
+ * runs would cost about what the whole chain does. */
+#define NSIM_FOLD_TREE_CHAIN_NODE_MIN (2 * (8 + 1 + NSIM_FOLD_TREE_CHAIN))
 
 typedef struct nsim_fold_info {
     uint32_t hosts;     /* hosts of the plan */
