@@ -187,10 +187,16 @@ const nsim_param_info nsim_param_table[] = {
       "and counts those that have none (`run --timing`: \"below "
       "max-min\"); it reads every flow each time, so runs take longer"),
     P(flow_auto_packets, COUNT, "30000000",
-      "solver setting: --fidelity auto runs flow when the packet model "
-      "would move more than this many MTU packets and stream pieces "
-      "(about 10-20 s of packet simulation on this machine, "
-      "scripts/bench.sh)"),
+      "solver setting: --fidelity auto (the default) runs flow, before "
+      "any plan, where the packet model would move more than this many "
+      "packets (NET bytes in MTU packets) and stream pieces (NVLink, "
+      "PCIe): a packet or piece costs 4 to 27 events (docs/fidelity.md, "
+      "\"auto\"), so past this a packet run passes flow_auto_events"),
+    P(flow_auto_events, COUNT, "100000000",
+      "solver setting: --fidelity auto (the default) runs flow where the "
+      "packet plan's events, estimated before the run, pass this: the "
+      "packet model runs 4 to 29 M events a CPU second on this machine "
+      "(docs/fidelity.md, \"auto\"), so about 4-25 s a size"),
     /* ---- validate (issue 11): the host backend's CPU cores as ranks ---- */
     P(host_core_copy_bw, BW, "6 GB/s",
       "calibration: one thread's memcpy rate on the dev machine (2 cores, "
@@ -271,6 +277,7 @@ static const param_range range_overrides[] = {
     {"flow_passes", 1, 64, "1 .. 64 passes"},
     {"flow_check", 0, 1, "0 .. 1 (off, on)"},
     {"flow_auto_packets", 1, 1e15, "1 .. 10^15 packets"},
+    {"flow_auto_events", 1, 1e15, "1 .. 10^15 events"},
     {NULL, 0, 0, NULL},
 };
 

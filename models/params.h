@@ -78,6 +78,8 @@ typedef struct nsim_params {
     uint64_t flow_passes;        /* recompute passes per change */
     uint64_t flow_check;         /* 1: count flows left below max-min */
     uint64_t flow_auto_packets;  /* --fidelity auto: flow above this */
+    uint64_t flow_auto_events;   /* ... or where the packet plan's events
+                                  * pass this */
     /* host backend (validate): a CPU core as a rank */
     double host_core_copy_bw;
     /* host memory (DRAM behind a CPU) that staged copies pass through */

@@ -54,13 +54,10 @@ void nsim_report_header(FILE *f, const nsim_report_meta *m)
             (unsigned long long)m->seed);
     if (m->time_note != NULL)
         fprintf(f, "# %s\n", m->time_note);
-    if (m->fidelity != NULL && strcmp(m->fidelity, "packet") != 0)
-        fprintf(f, "# fidelity %s%s\n", m->fidelity,
-                strcmp(m->fidelity, "auto") == 0
-                    ? " (flow where the packet model would be slow or "
-                      "pass its budget; each row's is in --json and "
-                      "--timing)"
-                    : " (each WR and slice one flow, max-min shared)");
+    /* auto (the default): the rows say where flow starts */
+    if (m->fidelity != NULL && strcmp(m->fidelity, "flow") == 0)
+        fprintf(f, "# fidelity flow (each WR and slice one flow, max-min "
+                   "shared)\n");
     if (m->hosts_played > 0 && m->hosts_played < m->nhosts) {
         fprintf(f, "# folded: %u of %u hosts played (identical hosts "
                    "doing the same work: README \"Folding\"; rows that "
@@ -175,9 +172,15 @@ static int add_row(cJSON *arr, const nsim_run_row *r)
             cJSON_AddNumberToObject(o, "nccl_predicted_us", r->pred_us)) &&
            (r->fidelity == NULL || strcmp(r->fidelity, "packet") == 0 ||
             cJSON_AddStringToObject(o, "fidelity", r->fidelity)) &&
-           (!r->fidelity_fallback ||
+           (r->fidelity_why == NSIM_AUTO_NONE ||
             cJSON_AddStringToObject(o, "fidelity_why",
-                                    "packet past a budget")) &&
+                                    nsim_auto_why_name(r->fidelity_why))) &&
+           ((r->fidelity_why != NSIM_AUTO_EVENTS &&
+             r->fidelity_why != NSIM_AUTO_PACKETS) ||
+            cJSON_AddNumberToObject(o, r->fidelity_why == NSIM_AUTO_EVENTS
+                                           ? "packet_events_estimate"
+                                           : "packets_estimate",
+                                    r->auto_measure)) &&
            (r->fold.played >= r->fold.hosts ||
             cJSON_AddNumberToObject(o, "hosts_played", r->fold.played)) &&
            (r->fold.played >= r->fold.hosts || r->fold.bytes_diff <= 0 ||

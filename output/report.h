@@ -29,7 +29,8 @@ typedef struct nsim_report_meta {
     int show_pred;
     int analytic;          /* --mode analytic: NCCL's predictions */
     const char *time_note; /* a header line on what "time" is, or NULL */
-    const char *fidelity; /* NULL or "packet": not printed (the default) */
+    const char *fidelity; /* "flow" printed; packet and auto (the default,
+                           * whose rows say where flow starts) not */
     uint32_t hosts_played; /* the first row's hosts played (fold.h); 0 or
                             * nhosts: not folded */
     uint32_t hosts_struck; /* of those, the hosts its faults strike (a

@@ -49,7 +49,8 @@ scenario() { # NODES COLLECTIVE SIZE
     cat >"$tmp/$2$1.json" <<JSON
 {"format": "ncclsim-scenario", "version": 1, "name": "$2 $1 nodes",
  "topology": "c$1.json", "collective": "$2", "datatype": "float",
- "op": "sum", "min_bytes": "$3", "max_bytes": "$3", "seed": 1}
+ "op": "sum", "min_bytes": "$3", "max_bytes": "$3", "seed": 1,
+ "fidelity": "packet"}
 JSON
 }
 

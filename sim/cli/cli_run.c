@@ -360,8 +360,12 @@ nsim_report_meta nsim_cli_meta(const nsim_scenario *s, int tuning)
     return m;
 }
 
-static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
-                      const nsim_run_row *r, size_t n)
+/* Row r of the table (its n-th, prev the one before or NULL), with the
+ * header before the first; under --fidelity auto (the default) a line
+ * says where the fidelity changes, and why. */
+static void print_row(const nsim_cli_run_opts *ro, const nsim_scenario *s,
+                      const nsim_report_meta *m, const nsim_run_row *r,
+                      const nsim_run_row *prev, size_t n)
 {
     if (!ro->quiet && n == 0) {
         nsim_report_meta first = *m;
@@ -378,6 +382,14 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                                                             : 0;
         nsim_report_header(stdout, &first);
     }
+    if (!ro->quiet && s->fidelity == NSIM_FIDELITY_AUTO &&
+        strcmp(r->fidelity, prev != NULL ? prev->fidelity : "packet") != 0) {
+        char why[200];
+        nsim_auto_why_text(s, r, why, sizeof why);
+        printf("# fidelity %s from %llu B (%s; README \"Fidelity\")\n",
+               r->fidelity, (unsigned long long)r->size,
+               why[0] ? why : "auto");
+    }
     if (!ro->quiet) {
         nsim_run_row_print(stdout, m, r);
         fflush(stdout);
@@ -390,9 +402,11 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_report_meta *m,
                 (double)r->events / r->wall_s / 1e6,
                 strcmp(r->fidelity, "packet") ? ", fidelity " : "",
                 strcmp(r->fidelity, "packet") ? r->fidelity : "");
-        if (r->fidelity_fallback)
-            fprintf(stderr, " (auto: packet would pass the run's budget, "
-                            "--max-memory or --max-events)");
+        if (r->fidelity_why != NSIM_AUTO_NONE) {
+            char why[200];
+            nsim_auto_why_text(s, r, why, sizeof why);
+            fprintf(stderr, " (%s)", why);
+        }
         if (r->flow.flows > 0)
             fprintf(stderr, " (%llu flows, %llu of them twins; %llu "
                             "recomputes visiting %llu flows)",
@@ -631,15 +645,15 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
         fprintf(stderr, "# note: every host of %u played: %s\n",
                 nsim_topo_nhosts(s->topo), why);
     if (!ro->analytic && nsizes > 0 && s->fidelity == NSIM_FIDELITY_PACKET) {
-        /* packet fidelity (the default) where auto would pick flow:
-         * said before a run that grows with the packets (README
-         * "Fidelity"; 2,048 GPUs took minutes a size) */
+        /* packet fidelity, asked for, where auto (the default) would
+         * pick flow: said before a run that grows with the packets
+         * (README "Fidelity"; 2,048 GPUs took minutes a size) */
         double pk = nsim_run_packets_estimate(s, sizes[nsizes - 1]);
         if (pk > (double)s->params.flow_auto_packets)
             fprintf(stderr, "# note: packet fidelity moves about %.0f M "
-                            "packets at %llu B, past the %.0f M where "
-                            "--fidelity auto picks flow (far fewer events "
-                            "at this scale)\n",
+                            "packets and stream pieces at %llu B, past the "
+                            "%.0f M where auto, the default, picks flow "
+                            "(far fewer events at this scale)\n",
                     pk / 1e6, (unsigned long long)sizes[nsizes - 1],
                     (double)s->params.flow_auto_packets / 1e6);
     }
@@ -653,7 +667,7 @@ static int run_sweep(nsim_scenario *s, const nsim_cli_run_opts *ro, nsim_err *er
         if ((rc = nsim_run_size(s, &o, sizes[i], &rows[n], &kp, &kr, err)) !=
             NSIM_OK)
             break;
-        print_row(ro, &m, &rows[n], n);
+        print_row(ro, s, &m, &rows[n], n > 0 ? &rows[n - 1] : NULL, n);
         n++;
     }
     free(sizes);

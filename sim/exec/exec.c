@@ -564,7 +564,9 @@ static int collect(exec *ex, nsim_topo *topo, const nsim_exec_opts *opts,
                    nsim_exec_result *res, nsim_err *err)
 {
     const nsim_plan *p = ex->plan;
+    uint64_t est = res->est_events;
     memset(res, 0, sizeof *res);
+    res->est_events = est;
     /* nccl-tests issues its iterations back to back (nccl-internals
      * 8.1: a CPU timer around the launch loop and one final sync): a
      * host thread's launches for the next op overlap this op on the
@@ -769,7 +771,8 @@ static const char *suggest_flow(const nsim_exec_opts *opts)
  * built; arms the budgets on the engine for the run itself. */
 static int check_budget(exec *ex, nsim_topo *topo, const nsim_params *params,
                         const nsim_exec_opts *opts, uint64_t *max_ev,
-                        uint64_t *max_mem, nsim_err *err)
+                        uint64_t *max_mem, uint64_t *est_events,
+                        nsim_err *err)
 {
     nsim_exec_estimate e;
     char need[32], have[32];
@@ -784,6 +787,16 @@ static int check_budget(exec *ex, nsim_topo *topo, const nsim_params *params,
         e.memory = estimate_memory(ex->plan, &e);
     else
         NSIM_TRY(nsim_exec_estimate_plan(topo, ex->plan, params, &e, err));
+    *est_events = e.events;
+    if (opts->auto_events > 0 && opts->fidelity != NSIM_FIDELITY_FLOW &&
+        e.events > opts->auto_events) {
+        fmt_count(need, sizeof need, e.events);
+        fmt_count(have, sizeof have, opts->auto_events);
+        return NSIM_ERR(err, NSIM_EBUDGET,
+                        "--fidelity auto: the packet model would run about "
+                        "%s events, past flow_auto_events (%s)",
+                        need, have);
+    }
     if (*max_ev != UINT64_MAX && e.events > *max_ev) {
         fmt_count(need, sizeof need, e.events);
         fmt_count(have, sizeof have, *max_ev);
@@ -855,7 +868,8 @@ int nsim_exec_run(nsim_topo *topo, const nsim_plan *plan,
     ex.plan = plan;
     int rc = nsim_sim_create(opts->seed, &ex.sim, err);
     if (rc == NSIM_OK)
-        rc = check_budget(&ex, topo, params, opts, &max_ev, &max_mem, err);
+        rc = check_budget(&ex, topo, params, opts, &max_ev, &max_mem,
+                          &res->est_events, err);
     if (rc == NSIM_OK)
         rc = nsim_fabric_create(ex.sim, topo, params, &ex.fab, err);
     if (rc == NSIM_OK && opts->fidelity == NSIM_FIDELITY_FLOW)

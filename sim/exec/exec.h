@@ -76,6 +76,9 @@ typedef struct nsim_exec_result {
     uint64_t nspans;
     struct nsim_tlog *tlog;
     nsim_time link_sample_ps; /* interval of the link samples */
+    uint64_t est_events; /* the plan's events as estimated before the run
+                          * (packet fidelity; set where a run stops on
+                          * opts.auto_events too) */
 } nsim_exec_result;
 
 /* How the models move data (README "Fidelity"): packet, MTU packets and
@@ -108,6 +111,10 @@ typedef struct nsim_exec_opts {
      * with NSIM_EBUDGET and a message naming the budget. */
     uint64_t max_events;
     uint64_t max_memory; /* bytes of simulation state */
+    /* --fidelity auto's test of a packet run (0: none): one whose events,
+     * estimated from its plan, pass this fails with NSIM_EBUDGET before
+     * it starts, the estimate in nsim_exec_result.est_events */
+    uint64_t auto_events;
 } nsim_exec_opts;
 
 /* What a run of the plan will take, estimated before it starts: events

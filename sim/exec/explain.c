@@ -291,6 +291,8 @@ int nsim_explain(nsim_scenario *s, uint64_t size, nsim_explanation *x,
     snprintf(x->proto, sizeof x->proto, "%s", row.proto);
     x->nchannels = row.nchannels;
     x->qps = s->qps_per_conn;
+    snprintf(x->fidelity, sizeof x->fidelity, "%s", row.fidelity);
+    nsim_auto_why_text(s, &row, x->fidelity_why, sizeof x->fidelity_why);
     x->pred_us = row.pred_us;
     x->fold_hosts = row.fold.hosts;
     x->fold_played = row.fold.played;
@@ -332,6 +334,10 @@ void nsim_explain_print(FILE *f, const nsim_explanation *x)
                "%u QP(s) per connection)\n",
             (unsigned long long)x->size, x->time_us, x->busbw, x->algo,
             x->proto, x->nchannels, x->qps);
+    if (strcmp(x->fidelity, "packet") != 0)
+        fprintf(f, "fidelity: %s%s%s%s\n", x->fidelity,
+                x->fidelity_why[0] ? " (" : "", x->fidelity_why,
+                x->fidelity_why[0] ? ")" : "");
     fprintf(f, "bound by: %s\n", x->bound);
     if (x->fold_chain > 0)
         fprintf(f, "folded: a chain (Broadcast, Reduce) played on %u of %u "
@@ -446,6 +452,9 @@ cJSON *nsim_explain_json(const nsim_explanation *x)
     cJSON_AddStringToObject(o, "proto", x->proto);
     cJSON_AddNumberToObject(o, "nchannels", x->nchannels);
     cJSON_AddNumberToObject(o, "qps_per_connection", x->qps);
+    cJSON_AddStringToObject(o, "fidelity", x->fidelity);
+    if (x->fidelity_why[0])
+        cJSON_AddStringToObject(o, "fidelity_why", x->fidelity_why);
     cJSON_AddStringToObject(o, "bound", x->bound);
     cJSON *fo = cJSON_AddObjectToObject(o, "fold");
     cJSON_AddNumberToObject(fo, "hosts", x->fold_hosts);

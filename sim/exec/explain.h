@@ -41,6 +41,9 @@ typedef struct nsim_explanation {
     double time_us, busbw;  /* simulated */
     char algo[16], proto[16];
     uint32_t nchannels, qps;
+    /* the fidelity the size ran at, and where auto picked flow, why */
+    char fidelity[8];
+    char fidelity_why[200];
     /* the bound, in one phrase, and its share of the time */
     char bound[320];
     /* links */

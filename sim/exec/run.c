@@ -64,13 +64,31 @@ static void fill_row(const nsim_scenario *s, uint64_t bytes, double t_us,
     row->fold.partner = UINT32_MAX;
 }
 
-/* Packets and stream pieces the packet model would move at this size:
- * the collective's bus bytes on every rank, in MTU-sized packets. */
+/* Packets and stream pieces the packet model would move at this size
+ * (what its events and time follow, docs/fidelity.md "auto"): the
+ * collective's bus bytes on every rank, those that cross NCCL's nodes in
+ * MTU packets, the rest (NVLink, PCIe, shared memory) in stream pieces.
+ * An AllToAll sends (n - per node) / (n - 1) of its bytes off the node;
+ * rings, trees and NVLS cross once a node's ranks (a ring's n hops have
+ * one per node between nodes, a tree's chain one up and one down). */
 double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes)
 {
-    uint32_t n = nsim_topo_nranks(s->topo);
-    double bus = (double)bytes * nsim_coll_busbw_factor(s->coll, n);
-    return bus * (double)n / 4096.0;
+    uint32_t n = nsim_topo_nranks(s->topo), nodes = nsim_topo_nnodes(s->topo);
+    double per_node = nodes ? (double)n / nodes : n;
+    double bus = (double)bytes * nsim_coll_busbw_factor(s->coll, n) * n;
+    double net = nodes <= 1 || n <= 1 ? 0
+                 : s->coll == NSIM_COLL_ALLTOALL
+                     ? bus * ((double)n - per_node) / (n - 1)
+                     : bus / per_node;
+    uint32_t mtu = 0;
+    for (uint32_t d = 0; d < nsim_topo_ndevices(s->topo) && mtu == 0; d++) {
+        const nsim_device *dev = nsim_topo_device(s->topo, d);
+        if (dev->type == NSIM_DEV_NIC)
+            mtu = dev->mtu_bytes;
+    }
+    double piece = s->params.stream_chunk_bytes ? s->params.stream_chunk_bytes
+                                                : 65536;
+    return net / (mtu ? mtu : 4096) + (bus - net) / piece;
 }
 
 /* An AllToAll's NET connections, one from each sending rank to each rank
@@ -98,24 +116,91 @@ static int alltoall_too_big(const nsim_scenario *s)
                memory_budget(s);
 }
 
-nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes)
+/* An AllToAll where NVLink domains span hosts (GB200 racks): NCCL's
+ * nodes are not the hosts. */
+static int alltoall_on_domains(const nsim_scenario *s)
 {
-    if (s->fidelity != NSIM_FIDELITY_AUTO)
-        return s->fidelity;
-    /* an AllToAll that cannot run whole folds (README "Folding"): in
-     * flow where the hosts are NCCL's nodes; where NVLink domains span
-     * hosts (GB200 racks) each GPU reaches tens of peers over NVLink
-     * and max-min re-solves the domain's shares as each flow ends (8
-     * racks, 16 MiB, folded: 283 s in flow, 4.2 s in packet), so in
-     * packet, which --fold auto folds for such a run */
-    if (alltoall_too_big(s))
-        return nsim_topo_nnodes(s->topo) == nsim_topo_nhosts(s->topo)
-                   ? NSIM_FIDELITY_FLOW
-                   : NSIM_FIDELITY_PACKET;
-    return nsim_run_packets_estimate(s, bytes) >
-                   (double)s->params.flow_auto_packets
-               ? NSIM_FIDELITY_FLOW
-               : NSIM_FIDELITY_PACKET;
+    return s->coll == NSIM_COLL_ALLTOALL &&
+           nsim_topo_nnodes(s->topo) != nsim_topo_nhosts(s->topo);
+}
+
+nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes,
+                                nsim_auto_why *why)
+{
+    nsim_auto_why w = NSIM_AUTO_NONE;
+    nsim_fidelity f = s->fidelity;
+    if (f != NSIM_FIDELITY_AUTO)
+        ;
+    /* an AllToAll where NVLink domains span hosts stays packet: there
+     * each GPU reaches tens of peers over NVLink and flow's max-min
+     * re-solves the domain's shares as each flow ends (8 racks, 16 MiB,
+     * folded: 283 s in flow, 4.2 s in packet); one too big to run whole
+     * folds in packet (--fold auto) */
+    else if (alltoall_on_domains(s))
+        f = NSIM_FIDELITY_PACKET;
+    /* elsewhere an AllToAll that cannot run whole folds in flow (README
+     * "Folding") */
+    else if (alltoall_too_big(s)) {
+        f = NSIM_FIDELITY_FLOW;
+        w = NSIM_AUTO_ALLTOALL;
+    } else if (nsim_run_packets_estimate(s, bytes) >
+               (double)s->params.flow_auto_packets) {
+        f = NSIM_FIDELITY_FLOW;
+        w = NSIM_AUTO_PACKETS;
+    } else
+        f = NSIM_FIDELITY_PACKET;
+    if (why != NULL)
+        *why = w;
+    return f;
+}
+
+const char *nsim_auto_why_name(nsim_auto_why why)
+{
+    switch (why) {
+    case NSIM_AUTO_PACKETS:
+        return "packets past flow_auto_packets";
+    case NSIM_AUTO_ALLTOALL:
+        return "AllToAll connections past the memory budget";
+    case NSIM_AUTO_EVENTS:
+        return "packet events past flow_auto_events";
+    case NSIM_AUTO_BUDGET:
+        return "packet past a budget";
+    case NSIM_AUTO_NONE:
+        break;
+    }
+    return NULL;
+}
+
+void nsim_auto_why_text(const nsim_scenario *s, const nsim_run_row *r,
+                        char *buf, size_t n)
+{
+    const nsim_params *p = &s->params;
+    switch (r->fidelity_why) {
+    case NSIM_AUTO_PACKETS:
+        snprintf(buf, n,
+                 "auto: the packet model would move about %.0f M packets "
+                 "and stream pieces, past flow_auto_packets (%.0f M)",
+                 r->auto_measure / 1e6, (double)p->flow_auto_packets / 1e6);
+        return;
+    case NSIM_AUTO_ALLTOALL:
+        snprintf(buf, n, "auto: every rank's NET connections alone would "
+                         "pass the memory budget, --max-memory");
+        return;
+    case NSIM_AUTO_EVENTS:
+        snprintf(buf, n,
+                 "auto: the packet model would run about %.0f M events, "
+                 "past flow_auto_events (%.0f M)",
+                 r->auto_measure / 1e6, (double)p->flow_auto_events / 1e6);
+        return;
+    case NSIM_AUTO_BUDGET:
+        snprintf(buf, n, "auto: packet would pass the run's budget, "
+                         "--max-memory or --max-events");
+        return;
+    case NSIM_AUTO_NONE:
+        break;
+    }
+    if (n > 0)
+        buf[0] = '\0';
 }
 
 /* Where fault f strikes: 0 every host alike (a QP error on every
@@ -373,7 +458,7 @@ int nsim_run_fault_blocks_fold(const nsim_scenario *s, uint64_t bytes,
     why[0] = '\0';
     if (nsim_run_request(s, bytes, &req, &pred, &err) != NSIM_OK)
         return 0; /* the run itself says why */
-    nsim_fidelity f = nsim_run_fidelity(s, bytes);
+    nsim_fidelity f = nsim_run_fidelity(s, bytes, NULL);
     const char *reason = NULL;
     int k = fault_blocks(s, f, &req, &reason);
     nsim_fold_info fi = {0};
@@ -584,10 +669,14 @@ static int chain_extend(nsim_scenario *s, nsim_plan_req *req,
     return NSIM_OK;
 }
 
+/* One size at fidelity `fidelity`; *auto_events (may be NULL): in, auto's
+ * limit on a packet run's estimated events (0: none); out, where the
+ * run stopped on it (NSIM_EBUDGET), the estimate, else 0. */
 static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
-                    nsim_fidelity fidelity, nsim_plan_req *req,
-                    nsim_run_row *row, nsim_plan **kept_plan,
-                    nsim_exec_result *kept_res, nsim_err *err)
+                    nsim_fidelity fidelity, uint64_t *auto_events,
+                    nsim_plan_req *req, nsim_run_row *row,
+                    nsim_plan **kept_plan, nsim_exec_result *kept_res,
+                    nsim_err *err)
 {
     nsim_plan *plan = NULL;
     nsim_exec_result res = {0};
@@ -603,6 +692,9 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     nsim_fold_info fold = {0};
     int rc;
     eo.fidelity = fidelity;
+    eo.auto_events = auto_events != NULL ? *auto_events : 0;
+    if (auto_events != NULL)
+        *auto_events = 0;
     req->compact_ops = !o->keep || o->keep_compact ||
                        (o->want_trace && o->trace_fold &&
                         nsim_run_may_fold(s, eo.fidelity, req));
@@ -682,6 +774,9 @@ static int simulate(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     if (rc != NSIM_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
+        if (rc == NSIM_EBUDGET && eo.auto_events > 0 &&
+            res.est_events > eo.auto_events)
+            *auto_events = res.est_events; /* auto's limit, not a budget */
         nsim_exec_result_free(&res); /* a chain's first run's */
         nsim_plan_destroy(plan);
         char folded[160] = "";
@@ -747,15 +842,29 @@ int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
     } else {
         req.fold_row_ps = pred > 0 ? (nsim_time)(pred * 1e6) : 0;
         req.fold_lat_any = s->fold == NSIM_FOLD_ON;
-        nsim_fidelity f = nsim_run_fidelity(s, bytes);
+        nsim_auto_why why;
+        nsim_fidelity f = nsim_run_fidelity(s, bytes, &why);
+        double measure = why == NSIM_AUTO_PACKETS
+                             ? nsim_run_packets_estimate(s, bytes)
+                             : 0;
+        /* auto starts packet where its packets are few; the plan then
+         * tells its events (exec.c's estimate), and past
+         * flow_auto_events, or past a budget, it runs flow */
+        uint64_t auto_events = s->fidelity == NSIM_FIDELITY_AUTO &&
+                                       f == NSIM_FIDELITY_PACKET &&
+                                       !alltoall_on_domains(s)
+                                   ? s->params.flow_auto_events
+                                   : 0;
         nsim_plan_req whole = req; /* simulate marks req up */
-        int rc = simulate(s, o, bytes, f, &req, row, kept_plan, kept_res,
-                          err);
+        int rc = simulate(s, o, bytes, f, &auto_events, &req, row, kept_plan,
+                          kept_res, err);
         if (rc == NSIM_EBUDGET && s->fidelity == NSIM_FIDELITY_AUTO &&
             f == NSIM_FIDELITY_PACKET) {
-            /* auto took packet by its packets, but its plan or state
-             * (an AllToAll's pairs) would pass a budget: flow, which
-             * folds where the hosts are alike, says why or stops */
+            /* the packet run would be slow (its events), or its plan or
+             * state (an AllToAll's pairs) would pass a budget: flow,
+             * which folds where the hosts are alike, says why or stops */
+            why = auto_events > 0 ? NSIM_AUTO_EVENTS : NSIM_AUTO_BUDGET;
+            measure = (double)auto_events;
 #ifdef __GLIBC__
             /* the packet plan's gigabytes, freed, back to the system:
              * the flow run moves its resident heap onto huge pages
@@ -763,9 +872,12 @@ int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
             (void)malloc_trim(0);
 #endif
             req = whole;
-            rc = simulate(s, o, bytes, NSIM_FIDELITY_FLOW, &req, row,
+            rc = simulate(s, o, bytes, NSIM_FIDELITY_FLOW, NULL, &req, row,
                           kept_plan, kept_res, err);
-            row->fidelity_fallback = 1;
+        }
+        if (rc == NSIM_OK) {
+            row->fidelity_why = why;
+            row->auto_measure = measure;
         }
         if (rc != NSIM_OK)
             return rc;

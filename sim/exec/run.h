@@ -21,6 +21,17 @@
 #include "sim/exec/scenario.h"
 #include "sim/plan/plan.h"
 
+/* Why --fidelity auto (the default) ran a size in flow. */
+typedef enum nsim_auto_why {
+    NSIM_AUTO_NONE,     /* packet, or the scenario's own fidelity */
+    NSIM_AUTO_PACKETS,  /* packets and stream pieces past flow_auto_packets */
+    NSIM_AUTO_ALLTOALL, /* an AllToAll whose every rank's NET connections
+                         * alone pass the memory budget */
+    NSIM_AUTO_EVENTS,   /* the packet plan's events past flow_auto_events */
+    NSIM_AUTO_BUDGET,   /* the packet plan or state past --max-memory or
+                         * --max-events */
+} nsim_auto_why;
+
 /* One size's result, as nccl-tests prints a row. */
 typedef struct nsim_run_row {
     uint64_t size, count;
@@ -32,9 +43,12 @@ typedef struct nsim_run_row {
     const char *algo, *proto; /* what was run (tuner's pick or forced) */
     double pred_us;           /* NCCL's predicted time, < 0: none */
     const char *fidelity;     /* "packet" or "flow": what ran */
-    int fidelity_fallback;    /* 1: --fidelity auto took packet, whose
-                               * plan or state would pass a budget, and
-                               * ran flow instead */
+    /* --fidelity auto (the default): why this row ran flow (NONE where
+     * it ran packet, or the scenario chose); auto_measure the packets
+     * and pieces (PACKETS) or the packet plan's events (EVENTS) that
+     * passed the param named in nsim_auto_why_text */
+    nsim_auto_why fidelity_why;
+    double auto_measure;
     /* symmetry folding (plan/fold.h): fold.played < fold.hosts when the
      * run was folded; fold.why_not says why not when it was tried */
     nsim_fold_info fold;
@@ -77,11 +91,22 @@ NSIM_NODISCARD int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o,
 NSIM_NODISCARD int nsim_run_sizes(const nsim_scenario *s, uint64_t **out,
                                   size_t *n, nsim_err *err);
 
-/* The fidelity a size runs at: the scenario's, or with auto flow when
+/* The fidelity a size starts at: the scenario's, or with auto flow when
  * the packet model would move more than params.flow_auto_packets packets
- * (nsim_run_packets_estimate: bus bytes x ranks / 4 KiB). */
-nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes);
+ * and stream pieces (nsim_run_packets_estimate), or for an AllToAll too
+ * big to run whole; *why (may be NULL) says which. A size auto starts in
+ * packet may still run flow (nsim_run_size): its plan's events past
+ * params.flow_auto_events, or its plan or state past a budget. */
+nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes,
+                                nsim_auto_why *why);
 double nsim_run_packets_estimate(const nsim_scenario *s, uint64_t bytes);
+
+/* Why row r ran flow, in words (empty where auto did not pick it): the
+ * table's note, --timing's. */
+void nsim_auto_why_text(const nsim_scenario *s, const nsim_run_row *r,
+                        char *buf, size_t n);
+/* The same, short and fixed, for JSON's "fidelity_why" (NULL: none). */
+const char *nsim_auto_why_name(nsim_auto_why why);
 
 /* Whether a run at fidelity f of req's plan may fold (plan/fold.h): the
  * scenario's fold mode allows it and no fault keeps it whole. A QP error

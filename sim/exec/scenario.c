@@ -957,6 +957,7 @@ int nsim_scenario_load(const char *path, nsim_scenario **out, nsim_err *err)
     s->cross_nic = -1;
     s->pat_enable = 2;
     s->nvls_enable = 2;
+    s->fidelity = NSIM_FIDELITY_AUTO;
     int rc = nsim_json_load(path, &root, err);
     if (rc == NSIM_OK)
         rc = read_header(s, &c, root);

@@ -264,6 +264,8 @@ int nsim_sweep_run_point(nsim_scenario *s, int analytic, uint32_t point,
         snprintf(w->dtype, sizeof w->dtype, "%s", s->dtype);
         snprintf(w->redop, sizeof w->redop, "%s",
                  nsim_coll_has_op(s->coll) ? s->redop : "none");
+        snprintf(w->fidelity, sizeof w->fidelity, "%s",
+                 analytic ? "tuner" : r.fidelity);
     }
     free(sizes);
     *rows = v;
@@ -334,7 +336,7 @@ int nsim_sweep_format(const nsim_sweep *sw, const char *scenario_name,
         for (size_t a = 0; a < sw->naxes; a++)
             tb_printf(&b, ",%s", sw->axes[a].name);
         tb_printf(&b, ",size,count,type,redop,algo,proto,channels_used,time_us,"
-                      "algbw_GBps,busbw_GBps,events\n");
+                      "algbw_GBps,busbw_GBps,events,fidelity\n");
     }
     for (size_t i = 0; i < n; i++) {
         const nsim_sweep_row *r = &rows[i];
@@ -348,20 +350,20 @@ int nsim_sweep_format(const nsim_sweep *sw, const char *scenario_name,
                           "\"%s\", \"redop\": \"%s\", \"algo\": \"%s\", "
                           "\"proto\": \"%s\", \"channels_used\": %u, \"time_us\": "
                           "%.3f, \"algbw_GBps\": %.4f, \"busbw_GBps\": %.4f, "
-                          "\"events\": %llu}",
+                          "\"events\": %llu, \"fidelity\": \"%s\"}",
                       (unsigned long long)r->size, (unsigned long long)r->count,
                       r->dtype, r->redop, r->algo, r->proto, r->nchannels,
                       r->time_us, r->algbw, r->busbw,
-                      (unsigned long long)r->events);
+                      (unsigned long long)r->events, r->fidelity);
         } else {
             tb_printf(&b, "%u", r->point);
             for (size_t a = 0; a < sw->naxes; a++)
                 tb_printf(&b, ",%s", nsim_sweep_value(sw, r->point, a));
-            tb_printf(&b, ",%llu,%llu,%s,%s,%s,%s,%u,%.3f,%.4f,%.4f,%llu\n",
+            tb_printf(&b, ",%llu,%llu,%s,%s,%s,%s,%u,%.3f,%.4f,%.4f,%llu,%s\n",
                       (unsigned long long)r->size, (unsigned long long)r->count,
                       r->dtype, r->redop, r->algo, r->proto, r->nchannels,
                       r->time_us, r->algbw, r->busbw,
-                      (unsigned long long)r->events);
+                      (unsigned long long)r->events, r->fidelity);
         }
     }
     if (json)
@@ -417,7 +419,7 @@ static void copy_field(char *dst, size_t len, const char *src)
 static int read_csv(const nsim_sweep *sw, const char *path, char *text,
                     nsim_sweep_row **rows, size_t *n, nsim_err *err)
 {
-    size_t cap = 0, line = 1, nf = sw->naxes + 12;
+    size_t cap = 0, line = 1, nf = sw->naxes + 13;
     char *save = NULL, *ln = strtok_r(text, "\n", &save);
     char want[2048];
     tbuf h = {0};
@@ -425,10 +427,15 @@ static int read_csv(const nsim_sweep *sw, const char *path, char *text,
     for (size_t a = 0; a < sw->naxes; a++)
         tb_printf(&h, ",%s", sw->axes[a].name);
     tb_printf(&h, ",size,count,type,redop,algo,proto,channels_used,time_us,"
-                  "algbw_GBps,busbw_GBps,events");
+                  "algbw_GBps,busbw_GBps,events,fidelity");
     snprintf(want, sizeof want, "%s", h.s ? h.s : "");
     free(h.s);
-    if (ln == NULL || strcmp(ln, want) != 0)
+    /* a sweep written before rows named their fidelity (2026-12-07) ran
+     * packet, the default then */
+    size_t old = strlen(want) - strlen(",fidelity");
+    if (ln != NULL && strlen(ln) == old && strncmp(ln, want, old) == 0)
+        nf--;
+    else if (ln == NULL || strcmp(ln, want) != 0)
         return NSIM_ERR(err, NSIM_ECONFIG,
                         "%s: line 1: expected the header \"%s\" (--resume "
                         "needs the same --set options, in the same order)",
@@ -465,6 +472,8 @@ static int read_csv(const nsim_sweep *sw, const char *path, char *text,
         r.algbw = strtod(g[8], NULL);
         r.busbw = strtod(g[9], NULL);
         r.events = strtoull(g[10], NULL, 10);
+        copy_field(r.fidelity, sizeof r.fidelity,
+                   nf > sw->naxes + 12 ? g[11] : "packet");
         NSIM_TRY(push_row(rows, n, &cap, &r, err));
     }
     return NSIM_OK;
@@ -506,6 +515,9 @@ static int read_json_row(const nsim_sweep *sw, const char *path, size_t i,
                         "%s: rows[%zu]: expected point, knobs, size, count, "
                         "type, redop, algo, proto, channels_used, time_us, "
                         "algbw_GBps, busbw_GBps, events", path, i);
+    if (jtext(o, "fidelity", r->fidelity, sizeof r->fidelity))
+        snprintf(r->fidelity, sizeof r->fidelity, "packet"); /* before
+                                                                * 2026-12-07 */
     r->point = (uint32_t)pt;
     r->size = (uint64_t)sz;
     r->count = (uint64_t)cnt;

@@ -41,6 +41,9 @@ typedef struct nsim_sweep_row {
     double time_us, algbw, busbw;
     char algo[16], proto[16];
     char dtype[16], redop[8];
+    char fidelity[8]; /* what ran: packet or flow (auto, the default,
+                       * picks per size: README "Fidelity"); tuner for
+                       * --mode analytic */
 } nsim_sweep_row;
 
 NSIM_NODISCARD int nsim_sweep_create(nsim_sweep **out, nsim_err *err);

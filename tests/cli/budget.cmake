@@ -3,7 +3,9 @@
 # suggested, no output file), before it starts when the estimate is over
 # and while it runs when the count gets there.
 set(S ${NSIM_SRC}/scenarios)
-set(R ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json)
+# packet fidelity: its budgets (auto, the default, would run flow instead:
+# the auto_* tests below)
+set(R ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json --fidelity packet)
 
 nsim_expect(cli.budget.events_estimate 1
             CMD ${R} -b 1G -e 1G --max-events 1e6 --json budget_ev.json

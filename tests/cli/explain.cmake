@@ -76,3 +76,13 @@ nsim_expect_file(cli.explain.loss_json
                      --json explain_loss.json
                  FILE explain_loss.json
                  RE "\"loss\":[ \t]*{[ \t\n]*\"packets_lost\":[ \t]*8,[ \t\n]*\"most_by\":[ \t]*\"h0\\.nic2\"")
+# a size auto (the default) ran in flow says so, and why; text and JSON
+nsim_expect_file(cli.explain.auto_flow
+                 CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json
+                     -b 32G -e 32G --json explain_auto.json
+                 FILE explain_auto.json
+                 OUT "busbw [^\n]*\nfidelity: flow \\(auto: the packet model would move about 45 M packets and stream pieces, past flow_auto_packets \\(30 M\\)\\)\nbound by: "
+                 RE "\"fidelity\":[ \t]*\"flow\",[ \t\n]*\"fidelity_why\":[ \t]*\"auto: the packet model would move about 45 M")
+nsim_expect(cli.explain.packet_no_fidelity 0
+            CMD ${NCCLSIM} explain ${S}/dgx-h100-2node-allreduce.json -b 16M
+            NOT_OUT "fidelity")

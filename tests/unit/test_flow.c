@@ -1061,22 +1061,41 @@ static void grid(int big)
     report(big ? "big grid" : "grid", &g);
 }
 
-/* auto: flow above flow_auto_packets estimated packets, else packet. */
+/* auto (the default): flow above flow_auto_packets estimated packets and
+ * stream pieces, else packet (the events' test is the CLI's). */
 static void test_auto_picks(void)
 {
     nsim_scenario *s;
     nsim_err err;
     CU_ASSERT_FATAL(nsim_scenario_load(SCEN "seed-allreduce.json", &s,
                                        &err) == NSIM_OK);
-    s->fidelity = NSIM_FIDELITY_AUTO;
+    /* auto is the default */
+    CU_ASSERT_EQUAL(s->fidelity, NSIM_FIDELITY_AUTO);
     double est = nsim_run_packets_estimate(s, 1u << 20);
-    /* AllReduce on 4 ranks: 2 x 3/4 x 1 MiB x 4 ranks / 4 KiB */
-    CU_ASSERT_DOUBLE_EQUAL(est, 1536.0, 1e-9);
-    s->params.flow_auto_packets = 1536;
-    CU_ASSERT_EQUAL(nsim_run_fidelity(s, 1u << 20), NSIM_FIDELITY_PACKET);
-    CU_ASSERT_EQUAL(nsim_run_fidelity(s, 2u << 20), NSIM_FIDELITY_FLOW);
+    /* AllReduce on 4 ranks, two hosts of 2: 2 x 3/4 x 1 MiB x 4 ranks,
+     * half across hosts in 4 KiB packets, half over NVLink in 64 KiB
+     * stream pieces */
+    CU_ASSERT_DOUBLE_EQUAL(est, 768.0 + 48.0, 1e-9);
+    s->params.flow_auto_packets = 816;
+    nsim_auto_why why = NSIM_AUTO_BUDGET;
+    CU_ASSERT_EQUAL(nsim_run_fidelity(s, 1u << 20, &why), NSIM_FIDELITY_PACKET);
+    CU_ASSERT_EQUAL(why, NSIM_AUTO_NONE);
+    CU_ASSERT_EQUAL(nsim_run_fidelity(s, 2u << 20, &why), NSIM_FIDELITY_FLOW);
+    CU_ASSERT_EQUAL(why, NSIM_AUTO_PACKETS);
     s->fidelity = NSIM_FIDELITY_PACKET;
-    CU_ASSERT_EQUAL(nsim_run_fidelity(s, 1u << 30), NSIM_FIDELITY_PACKET);
+    CU_ASSERT_EQUAL(nsim_run_fidelity(s, 1u << 30, &why), NSIM_FIDELITY_PACKET);
+    CU_ASSERT_EQUAL(why, NSIM_AUTO_NONE);
+    nsim_scenario_destroy(s);
+    /* two DGX H100: a ring's or tree's bytes cross hosts once a host's 8
+     * ranks, in 4 KiB packets; an AllToAll's 8 of every 15 */
+    CU_ASSERT_FATAL(nsim_scenario_load(SCEN "dgx-h100-2node-allreduce.json",
+                                       &s, &err) == NSIM_OK);
+    double bus = 1024.0 * 1024 * 1024 * 2 * 15 / 16 * 16;
+    CU_ASSERT_DOUBLE_EQUAL(nsim_run_packets_estimate(s, 1u << 30),
+                           bus / 8 / 4096 + bus * 7 / 8 / 65536, 1e-6);
+    s->coll = NSIM_COLL_ALLTOALL;
+    CU_ASSERT_DOUBLE_EQUAL(nsim_run_packets_estimate(s, 1u << 20),
+                           8.0 * 256 + 7.0 * 16, 1e-9);
     nsim_fidelity f;
     CU_ASSERT_EQUAL(nsim_fidelity_parse("flow", &f), NSIM_OK);
     CU_ASSERT_EQUAL(f, NSIM_FIDELITY_FLOW);

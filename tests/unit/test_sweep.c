@@ -107,15 +107,19 @@ static void test_set_knob(void)
 }
 
 /* Rows written as CSV and JSON read back as the same rows; a file of
- * another sweep is refused. */
+ * another sweep is refused; one written before rows named their
+ * fidelity reads as packet. */
 static void test_read_back(void)
 {
     nsim_err err = {0};
     nsim_sweep *sw = NULL, *other = NULL;
     nsim_sweep_row rows[3] = {
-        {0, 4, 1024, 256, 100, 12.5, 0.08, 0.15, "Ring", "LL", "float", "sum"},
-        {1, 8, 1024, 256, 200, 11.25, 0.09, 0.17, "Ring", "LL", "float", "sum"},
-        {1, 8, 2048, 512, 300, 13.0, 0.16, 0.3, "Tree", "LL", "float", "sum"},
+        {0, 4, 1024, 256, 100, 12.5, 0.08, 0.15, "Ring", "LL", "float", "sum",
+         "packet"},
+        {1, 8, 1024, 256, 200, 11.25, 0.09, 0.17, "Ring", "LL", "float", "sum",
+         "packet"},
+        {1, 8, 2048, 512, 300, 13.0, 0.16, 0.3, "Tree", "LL", "float", "sum",
+         "flow"},
     };
     NSIM_ASSERT_OK(nsim_sweep_create(&sw, &err));
     NSIM_ASSERT_OK(nsim_sweep_add_axis(sw, "nchannels=4,8", &err));
@@ -131,6 +135,7 @@ static void test_read_back(void)
         NSIM_ASSERT_OK(nsim_write_file_atomic(path, text, strlen(text), &err));
         NSIM_ASSERT_OK(nsim_sweep_read(sw, path, &back, &n, &err));
         CU_ASSERT_EQUAL(n, 3);
+        CU_ASSERT_STRING_EQUAL(back[2].fidelity, "flow");
         NSIM_ASSERT_OK(nsim_sweep_format(sw, "t", json, back, n, &again, &err));
         CU_ASSERT_STRING_EQUAL(text, again);
         free(back);
@@ -141,6 +146,34 @@ static void test_read_back(void)
         remove(path);
         free(text);
         free(again);
+    }
+    /* a sweep written before rows named their fidelity ran packet */
+    static const char *const before[] = {
+        "point,nchannels,size,count,type,redop,algo,proto,channels_used,"
+        "time_us,algbw_GBps,busbw_GBps,events\n"
+        "0,4,1024,256,float,sum,Ring,LL,4,12.500,0.0800,0.1500,100\n",
+        "{\"format\": \"ncclsim-sweep\", \"version\": 1, \"scenario\": \"t\", "
+        "\"knobs\": [\"nchannels\"], \"rows\": [{\"point\": 0, \"knobs\": "
+        "{\"nchannels\": \"4\"}, \"size\": 1024, \"count\": 256, \"type\": "
+        "\"float\", \"redop\": \"sum\", \"algo\": \"Ring\", \"proto\": \"LL\", "
+        "\"channels_used\": 4, \"time_us\": 12.5, \"algbw_GBps\": 0.08, "
+        "\"busbw_GBps\": 0.15, \"events\": 100}]}\n"};
+    for (int json = 0; json < 2; json++) {
+        char path[64];
+        nsim_sweep_row *back = NULL;
+        size_t n = 0;
+        snprintf(path, sizeof path, "test_sweep_old_%d.%s", (int)getpid(),
+                 json ? "json" : "csv");
+        NSIM_ASSERT_OK(nsim_write_file_atomic(path, before[json],
+                                              strlen(before[json]), &err));
+        NSIM_ASSERT_OK(nsim_sweep_read(sw, path, &back, &n, &err));
+        CU_ASSERT_EQUAL(n, 1);
+        if (n == 1) {
+            CU_ASSERT_STRING_EQUAL(back[0].fidelity, "packet");
+            CU_ASSERT_EQUAL(back[0].events, 100);
+        }
+        free(back);
+        remove(path);
     }
     nsim_sweep_destroy(sw);
     nsim_sweep_destroy(other);
