@@ -157,8 +157,11 @@ static void print_rows(const nsim_measure_series *m, const char *notes,
            "ncclsim ran", "NCCL ran");
     for (size_t i = 0; i < n; i++) {
         char ran[48], nccl[40] = "-";
-        snprintf(ran, sizeof ran, "%s/%s/%u", r[i].algo, r[i].proto,
-                 r[i].nchannels);
+        /* a size run in flow says so (auto, the default, picks per
+         * size) */
+        snprintf(ran, sizeof ran, "%s/%s/%u%s", r[i].algo, r[i].proto,
+                 r[i].nchannels,
+                 strcmp(r[i].fidelity, "flow") == 0 ? "/flow" : "");
         if (r[i].nccl_algo[0])
             snprintf(nccl, sizeof nccl, "%s/%s", r[i].nccl_algo,
                      r[i].nccl_proto);
@@ -208,6 +211,7 @@ static cJSON *rows_json(const nsim_measure_series *m, const char *notes,
         cJSON_AddStringToObject(x, "algorithm", r[i].algo);
         cJSON_AddStringToObject(x, "protocol", r[i].proto);
         cJSON_AddNumberToObject(x, "channels", r[i].nchannels);
+        cJSON_AddStringToObject(x, "fidelity", r[i].fidelity);
         if (r[i].nccl_algo[0]) {
             cJSON_AddStringToObject(x, "nccl_algorithm", r[i].nccl_algo);
             cJSON_AddStringToObject(x, "nccl_protocol", r[i].nccl_proto);

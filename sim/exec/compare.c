@@ -149,6 +149,7 @@ int nsim_compare_run(nsim_scenario *s, const nsim_measure_series *m,
         snprintf(c->algo, sizeof c->algo, "%s", row.algo ? row.algo : "");
         snprintf(c->proto, sizeof c->proto, "%s", row.proto ? row.proto : "");
         c->nchannels = row.nchannels;
+        snprintf(c->fidelity, sizeof c->fidelity, "%s", row.fidelity);
         snprintf(c->nccl_algo, sizeof c->nccl_algo, "%s", r->algo);
         snprintf(c->nccl_proto, sizeof c->nccl_proto, "%s", r->proto);
     }

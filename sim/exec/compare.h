@@ -34,6 +34,8 @@ typedef struct nsim_compare_row {
     double err;        /* sim busbw / measured - 1 (= measured t / sim t - 1) */
     char algo[16], proto[16];
     uint32_t nchannels;
+    char fidelity[8]; /* what the size ran: packet or flow (auto, the
+                       * default, picks per size) */
     char nccl_algo[16], nccl_proto[16]; /* from the log, "" */
 } nsim_compare_row;
 

@@ -54,7 +54,15 @@ set(NV4 ${M}/nv4-sendrecv.json)
 nsim_expect(cli.compare.nv4 0
   CMD ${NCCLSIM} compare ${NV4} ${M}/43_a100-nv4-2gpu-p2p-sendrecv-ncclinfo-issue331.txt
       --max-size 4M --json cli_compare_nv4.json --plot cli_compare_nv4.png
-  OUT "NCCL_BUFFSIZE=4194304 \\(measured\\).*\n +4194304 +oop +108.90 +[0-9.]+ +38.52 .*P2P/Simple/[0-9]+.*summary: median \\|error\\| >= 1 MiB [0-9.]+% \\(3 sizes\\), < 1 MiB [0-9.]+% \\(17 sizes\\), bias")
+  OUT "NCCL_BUFFSIZE=4194304 \\(measured\\).*\n +4194304 +oop +108.90 +[0-9.]+ +38.52 .*P2P/Simple/[0-9]+ .*summary: median \\|error\\| >= 1 MiB [0-9.]+% \\(3 sizes\\), < 1 MiB [0-9.]+% \\(17 sizes\\), bias")
+# a size that ran flow says so beside what ncclsim ran (auto, the default,
+# picks per size; here asked for), and in the JSON
+nsim_expect_file(cli.compare.flow_rows
+  CMD ${NCCLSIM} compare ${NV4} ${M}/43_a100-nv4-2gpu-p2p-sendrecv-ncclinfo-issue331.txt
+      --max-size 4M --fidelity flow --json cli_compare_flow.json
+  FILE cli_compare_flow.json
+  OUT "\n +4194304 +oop +108.90 +[0-9.]+ +38.52 [^\n]*P2P/Simple/[0-9]+/flow "
+  RE "\"channels\":[ \t]*[0-9]+,[ \t\n]*\"fidelity\":[ \t]*\"flow\"")
 nsim_expect(cli.compare.other_collective 1
   CMD ${NCCLSIM} compare ${NV4} ${M}/02_h100-1node-8gpu-allreduce-xxrjun.txt
       --json cli_compare_refused.json
