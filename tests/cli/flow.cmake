@@ -66,6 +66,12 @@ nsim_expect_file(cli.flow.auto_default_packets
             OUT "\n# fidelity flow from 34359738368 B \\(auto: the packet model would move about 45 M packets and stream pieces, past flow_auto_packets \\(30 M\\); README \"Fidelity\"\\)\n +34359738368 "
             ERR "# timing: 34359738368 B: [^\n]*fidelity flow \\(auto: the packet model would move about 45 M packets and stream pieces, past flow_auto_packets \\(30 M\\)\\)"
             RE "\"fidelity\":[ \t]*\"flow\",[ \t\n]*\"fidelity_why\":[ \t]*\"packets past flow_auto_packets\",[ \t\n]*\"packets_estimate\":[ \t]*45219840")
+# so does the CSV, size by size
+nsim_expect_file(cli.flow.auto_csv
+            CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 1M -e 32G
+                -f 32768 --quiet --csv auto_rows.csv
+            FILE auto_rows.csv
+            RE "^size,[^\n]*,nchannels,fidelity\n1048576,[^\n]*,16,packet\n34359738368,[^\n]*,16,flow\n$")
 # packet, asked for, keeps packet (the limits are auto's)
 nsim_expect(cli.flow.auto_packet_asked 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-2node-allreduce.json -b 4G -e 4G

@@ -130,7 +130,7 @@ nsim_expect(cli.io.fp8_a100 1 CMD ${NCCLSIM} run
 nsim_expect(cli.io.analytic_header 0 CMD ${NCCLSIM} run
             ${S}/dgx-h100-2node-allreduce.json --mode analytic --algo NVLSTree
             -b 1M -e 1M --csv -
-            OUT "predicted \\(NCCL's tuner model\\).*\n.*NVLSTree.*16 channels.*1048576,262144,float,sum,-1,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,16\n")
+            OUT "predicted \\(NCCL's tuner model\\).*\n.*NVLSTree.*16 channels.*1048576,262144,float,sum,-1,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,16,tuner\n")
 nsim_expect(cli.io.analytic_alltoall 1 CMD ${NCCLSIM} run ${SEED}
             --mode analytic --collective alltoall -b 1M -e 1M
             ERR "no model for alltoall")
