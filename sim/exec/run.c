@@ -175,22 +175,22 @@ void nsim_auto_why_text(const nsim_scenario *s, const nsim_run_row *r,
                         char *buf, size_t n)
 {
     const nsim_params *p = &s->params;
+    int ev = r->fidelity_why == NSIM_AUTO_EVENTS;
     switch (r->fidelity_why) {
     case NSIM_AUTO_PACKETS:
+    case NSIM_AUTO_EVENTS:
         snprintf(buf, n,
-                 "auto: the packet model would move about %.0f M packets "
-                 "and stream pieces, past flow_auto_packets (%.0f M)",
-                 r->auto_measure / 1e6, (double)p->flow_auto_packets / 1e6);
+                 "auto: the packet model would %s about %.0f M %s, past %s "
+                 "(%.0f M)",
+                 ev ? "run" : "move", r->auto_measure / 1e6,
+                 ev ? "events" : "packets and stream pieces",
+                 ev ? "flow_auto_events" : "flow_auto_packets",
+                 (double)(ev ? p->flow_auto_events : p->flow_auto_packets) /
+                     1e6);
         return;
     case NSIM_AUTO_ALLTOALL:
         snprintf(buf, n, "auto: every rank's NET connections alone would "
                          "pass the memory budget, --max-memory");
-        return;
-    case NSIM_AUTO_EVENTS:
-        snprintf(buf, n,
-                 "auto: the packet model would run about %.0f M events, "
-                 "past flow_auto_events (%.0f M)",
-                 r->auto_measure / 1e6, (double)p->flow_auto_events / 1e6);
         return;
     case NSIM_AUTO_BUDGET:
         snprintf(buf, n, "auto: packet would pass the run's budget, "
