@@ -129,26 +129,24 @@ nsim_fidelity nsim_run_fidelity(const nsim_scenario *s, uint64_t bytes,
 {
     nsim_auto_why w = NSIM_AUTO_NONE;
     nsim_fidelity f = s->fidelity;
-    if (f != NSIM_FIDELITY_AUTO)
-        ;
-    /* an AllToAll where NVLink domains span hosts stays packet: there
-     * each GPU reaches tens of peers over NVLink and flow's max-min
-     * re-solves the domain's shares as each flow ends (8 racks, 16 MiB,
-     * folded: 283 s in flow, 4.2 s in packet); one too big to run whole
-     * folds in packet (--fold auto) */
-    else if (alltoall_on_domains(s))
+    if (f == NSIM_FIDELITY_AUTO) {
         f = NSIM_FIDELITY_PACKET;
-    /* elsewhere an AllToAll that cannot run whole folds in flow (README
-     * "Folding") */
-    else if (alltoall_too_big(s)) {
-        f = NSIM_FIDELITY_FLOW;
-        w = NSIM_AUTO_ALLTOALL;
-    } else if (nsim_run_packets_estimate(s, bytes) >
-               (double)s->params.flow_auto_packets) {
-        f = NSIM_FIDELITY_FLOW;
-        w = NSIM_AUTO_PACKETS;
-    } else
-        f = NSIM_FIDELITY_PACKET;
+        /* an AllToAll where NVLink domains span hosts stays packet:
+         * there each GPU reaches tens of peers over NVLink and flow's
+         * max-min re-solves the domain's shares as each flow ends (8
+         * racks, 16 MiB, folded: 283 s in flow, 4.2 s in packet); one
+         * too big to run whole folds in packet (--fold auto). Elsewhere
+         * an AllToAll that cannot run whole folds in flow (README
+         * "Folding"). */
+        if (!alltoall_on_domains(s))
+            w = alltoall_too_big(s) ? NSIM_AUTO_ALLTOALL
+                : nsim_run_packets_estimate(s, bytes) >
+                        (double)s->params.flow_auto_packets
+                    ? NSIM_AUTO_PACKETS
+                    : NSIM_AUTO_NONE;
+        if (w != NSIM_AUTO_NONE)
+            f = NSIM_FIDELITY_FLOW;
+    }
     if (why != NULL)
         *why = w;
     return f;
