@@ -83,8 +83,10 @@ typedef struct nsim_exec_result {
 
 /* How the models move data (README "Fidelity"): packet, MTU packets and
  * stream pieces hop by hop; flow, every WR or slice is one flow shared
- * max-min fairly (models/flow.h); auto, flow above
- * nsim_params.flow_auto_packets packets (nsim_run_size decides). */
+ * max-min fairly (models/flow.h); auto (a scenario's default), packet
+ * where that run is short, flow past nsim_params.flow_auto_packets
+ * packets and pieces or flow_auto_events estimated events
+ * (nsim_run_fidelity, nsim_run_size decide). */
 typedef enum nsim_fidelity {
     NSIM_FIDELITY_PACKET,
     NSIM_FIDELITY_FLOW,
