@@ -73,13 +73,13 @@ int nsim_export_csv(const char *path, const nsim_report_meta *m,
     for (size_t i = 0; i < n; i++) {
         const nsim_run_row *r = &rows[i];
         /* fidelity: what the size ran (auto, the default, picks per
-         * size); the tuner's model for --mode analytic */
+         * size), tuner for --mode analytic */
         sb_printf(&b,
                   "%llu,%llu,%s,%s,%d,%.3f,%.4f,%.4f,%.3f,%.4f,%.4f,%u,%s\n",
                   (unsigned long long)r->size, (unsigned long long)r->count,
                   m->dtype, m->redop, m->root, r->time_us, r->algbw, r->busbw,
                   r->time_ip_us, r->algbw_ip, r->busbw_ip, r->nchannels,
-                  m->analytic ? "tuner" : r->fidelity ? r->fidelity : "packet");
+                  r->fidelity ? r->fidelity : "packet");
     }
     return sb_write(&b, path, err);
 }

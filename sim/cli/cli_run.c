@@ -382,7 +382,7 @@ static void print_row(const nsim_cli_run_opts *ro, const nsim_scenario *s,
                                                             : 0;
         nsim_report_header(stdout, &first);
     }
-    if (!ro->quiet && s->fidelity == NSIM_FIDELITY_AUTO &&
+    if (!ro->quiet && !ro->analytic && s->fidelity == NSIM_FIDELITY_AUTO &&
         strcmp(r->fidelity, prev != NULL ? prev->fidelity : "packet") != 0) {
         char why[200];
         nsim_auto_why_text(s, r, why, sizeof why);

@@ -837,6 +837,7 @@ int nsim_run_size(nsim_scenario *s, const nsim_run_opts *o, uint64_t bytes,
                          req.algo == NSIM_ALGO_NVLSTREE))
             nch = nsim_plan_req_nvls_channels(s->topo, &req);
         fill_row(s, bytes, pred, nch, row);
+        row->fidelity = "tuner"; /* NCCL's model, not a simulation */
     } else {
         req.fold_row_ps = pred > 0 ? (nsim_time)(pred * 1e6) : 0;
         req.fold_lat_any = s->fold == NSIM_FOLD_ON;

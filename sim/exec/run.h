@@ -42,7 +42,8 @@ typedef struct nsim_run_row {
     double wall_s;
     const char *algo, *proto; /* what was run (tuner's pick or forced) */
     double pred_us;           /* NCCL's predicted time, < 0: none */
-    const char *fidelity;     /* "packet" or "flow": what ran */
+    const char *fidelity;     /* "packet" or "flow": what ran ("tuner":
+                               * --mode analytic, NCCL's model) */
     /* --fidelity auto (the default): why this row ran flow (NONE where
      * it ran packet, or the scenario chose); auto_measure the packets
      * and pieces (PACKETS) or the packet plan's events (EVENTS) that

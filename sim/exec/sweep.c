@@ -264,8 +264,7 @@ int nsim_sweep_run_point(nsim_scenario *s, int analytic, uint32_t point,
         snprintf(w->dtype, sizeof w->dtype, "%s", s->dtype);
         snprintf(w->redop, sizeof w->redop, "%s",
                  nsim_coll_has_op(s->coll) ? s->redop : "none");
-        snprintf(w->fidelity, sizeof w->fidelity, "%s",
-                 analytic ? "tuner" : r.fidelity);
+        snprintf(w->fidelity, sizeof w->fidelity, "%s", r.fidelity);
     }
     free(sizes);
     *rows = v;

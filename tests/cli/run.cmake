@@ -201,6 +201,13 @@ nsim_expect(cli.run.analytic 0
             CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --mode analytic
                 -b 1G -e 1G
             OUT "\n +1073741824 +268435456 +float +sum +-1 +5275.58 ")
+# its rows say they are NCCL's model, not a fidelity auto chose
+nsim_expect_file(cli.run.analytic_rows
+            CMD ${NCCLSIM} run ${S}/dgx-h100-allreduce.json --mode analytic
+                -b 1M -e 4M --json analytic_rows.json
+            FILE analytic_rows.json
+            NOT_OUT "# fidelity"
+            RE "\"size\":[ \t]*4194304,[^}]*\"fidelity\":[ \t]*\"tuner\"")
 
 # fault plans and failover
 nsim_expect(cli.run.seed_failover 0
